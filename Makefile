@@ -1,0 +1,61 @@
+# The ML Engineering Book. `make help` lists the targets; `make book` is the default.
+# Targets only call tools; the logic lives in build/mlbook (Python).
+SHELL := /bin/bash
+.DEFAULT_GOAL := book
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c requirements/constraints.txt
+# Every date in the outputs comes from this (the last commit's time unless set by the caller).
+export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+export NO_MKDOCS_2_WARNING := 1
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: help book html pdf epub serve lint test test-fast clean setup setup-test
+
+help: ## List the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(VENV)/.book: pyproject.toml requirements/constraints.txt
+	@$(PYTHON) build/mlbook/preflight.py
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "error: could not create $(VENV); install python3-venv" >&2; exit 1; }
+	@$(PIP) -e '.[book]' || { echo "error: installing the book's Python packages failed (see pip's message above)" >&2; exit 1; }
+	@touch $@
+
+$(VENV)/.test: $(VENV)/.book
+	@$(PIP) -e '.[test,scripts]' || { echo "error: installing the test packages failed (see pip's message above)" >&2; exit 1; }
+	@touch $@
+
+setup: $(VENV)/.book ## Create .venv with what `make book` needs
+
+book: $(VENV)/.book ## Build the site, PDF and EPUB into site/ (site/downloads/)
+	$(PY) -m mlbook build --site site
+
+html: $(VENV)/.book ## Build only the website into site/
+	MLBOOK_OUTPUTS=false $(PY) -m mlbook build --site site
+
+pdf: $(VENV)/.book ## Rewrite the PDF from the built site/
+	$(PY) -m mlbook pdf site
+
+epub: $(VENV)/.book ## Rewrite the EPUB from the built site/
+	$(PY) -m mlbook epub site
+
+serve: $(VENV)/.book ## Live preview on http://127.0.0.1:8000 (PDF/EPUB off; MLBOOK_OUTPUTS=true to include)
+	MLBOOK_OUTPUTS=$${MLBOOK_OUTPUTS:-false} $(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000
+
+lint: $(VENV)/.test ## Lint the pipeline, scripts, tests and chapters
+	$(VENV)/bin/ruff check build scripts tests
+	$(VENV)/bin/ruff format --check build scripts tests
+	$(VENV)/bin/pymarkdown --config .pymarkdown.json scan -r book
+	$(VENV)/bin/codespell book scripts build tests README.md
+	git ls-files -co --exclude-standard -- 'scripts/*.sh' 'scripts/*.slurm' | xargs -r shellcheck
+	git ls-files -co --exclude-standard -- 'scripts/*.sh' 'scripts/*.slurm' | xargs -r -n1 bash -n
+
+test: lint ## Everything CI runs: lint, then the whole test suite
+	$(PY) -m pytest
+
+test-fast: $(VENV)/.test ## Unit tests only (no full book build); run before each commit
+	$(PY) -m pytest -m "not slow"
+
+clean: ## Remove build outputs and caches (site/, .cache/), nothing else
+	rm -rf -- site .site.old .site.staging .cache

@@ -1,0 +1,51 @@
+"""Command line: `python -m mlbook build` (staged site + editions), or `pdf`/`epub` over an already built site."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from . import editions, stage
+from .book import Book
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments and run; returns the process exit code (0 ok, 1 failed, 2 usage)."""
+    parser = argparse.ArgumentParser(prog="python -m mlbook", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="build the site (and PDF/EPUB) into a staging folder, then swap it into place")
+    b.add_argument("--site", default="site", help="output folder (default: site)")
+    b.add_argument("--root", default=".", help="repository root holding mkdocs.yml (default: .)")
+    for fmt in editions.WRITERS:
+        w = sub.add_parser(fmt, help=f"write the {fmt.upper()} from an already built site")
+        w.add_argument("site", nargs="?", default="site", help="built site folder holding book.json")
+        w.add_argument("--out", help="output file (default: <site>/downloads/<name>.<fmt>)")
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        return stage.build(Path(args.root), Path(args.site))
+    return write_one(args.command, Path(args.site), args.out)
+
+
+def write_one(fmt: str, site: Path, out: str | None) -> int:
+    """Rerun one writer over a built site."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
+    if not (site / "book.json").is_file():
+        print(f"error: {site}/book.json not found; build the site first (make html)", file=sys.stderr)
+        return 1
+    book, options = Book.load(site), editions.load_options(site)
+    options.formats = [fmt]
+    module = __import__(editions.WRITERS[fmt][0], fromlist=["write"])
+    target = Path(out) if out else editions.output_path(site, options, fmt)
+    try:
+        count = module.write(book, options, site, target)
+    except Exception as exc:
+        print(f"error: {fmt}: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {target} ({count} {'pages' if fmt == 'pdf' else 'chapters'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

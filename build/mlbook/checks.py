@@ -1,0 +1,135 @@
+"""Checks over the built pages: every internal link, anchor and image resolves; images have alt text."""
+
+from __future__ import annotations
+
+import posixpath
+from pathlib import Path
+
+from . import article as articles
+from . import links
+from .book import Book, Chapter
+from .diagnostics import Reporter, line_of, line_offset
+
+
+def check_site(book: Book, site_dir: Path, sources: dict[str, str], reporter: Reporter) -> None:
+    """Report each broken link, broken anchor, missing/remote image and image without alt text.
+
+    sources maps a chapter's src_uri to its raw Markdown text (used to find the line of each defect).
+    """
+    site_dir = Path(site_dir)
+    _CURSOR.clear()
+    arts = {c.url: articles.load(site_dir, c) for c in book.pages()}
+    idsets = {url: articles.ids(art) for url, art in arts.items()}
+    for chapter in book.pages():
+        text = sources.get(chapter.src_uri, "")
+        for a in arts[chapter.url].iter("a"):
+            if a.get("href"):
+                _check_href(book, chapter, a.get("href"), site_dir, idsets, text, reporter)
+        for img in arts[chapter.url].iter("img"):
+            _check_image(chapter, img, site_dir, text, reporter)
+
+
+_CURSOR: dict[tuple[str, str], int] = {}
+
+
+def _report(reporter: Reporter, chapter: Chapter, text: str, needles: list[str], kind: str, detail: str) -> None:
+    # Repeated identical links each get their own line: search on after the previous hit of the same needle.
+    key = (chapter.source, needles[0])
+    line = line_of(text, *needles, start=_CURSOR.get(key, 0))
+    _CURSOR[key] = line_offset(text, line)
+    reporter.report(chapter.source, line, kind, detail)
+
+
+def _check_href(book, chapter, href, site_dir, idsets, text, reporter) -> None:
+    target = links.resolve(chapter.url, href)
+    frag_needle = f"#{target.fragment}" if target.fragment else ""
+    needles = [f"]({href}", href, frag_needle, posixpath.basename(href.split("#")[0].rstrip("/"))]
+    if target.kind == "external":
+        return
+    if target.kind == "bad":
+        _report(
+            reporter,
+            chapter,
+            text,
+            needles,
+            "link outside the book",
+            f"'{href}' leaves the book; link to a chapter's .md file or use a full https:// URL",
+        )
+        return
+    by_url = book.by_url()
+    if target.kind == "page" and target.url not in by_url:
+        if not (site_dir / target.url / "index.html").is_file():
+            _report(
+                reporter,
+                chapter,
+                text,
+                needles,
+                "broken link",
+                f"'{href}' points to a page that does not exist; link to an existing chapter's .md file",
+            )
+        return
+    if target.kind == "file" and target.url.endswith(".md"):
+        _report(
+            reporter,
+            chapter,
+            text,
+            needles,
+            "broken link",
+            f"'{href}' points to a page that does not exist; link to an existing chapter's .md file",
+        )
+        return
+    if target.kind == "file":
+        if not (site_dir / target.url).is_file():
+            _report(
+                reporter,
+                chapter,
+                text,
+                needles,
+                "broken link",
+                f"'{href}' points to a file that does not exist in book/ or scripts/",
+            )
+        return
+    if target.fragment and target.fragment not in idsets.get(target.url, set()):
+        dest = by_url[target.url]
+        where = "this chapter" if dest is chapter else dest.source
+        _report(
+            reporter,
+            chapter,
+            text,
+            [frag_needle, href],
+            "broken anchor",
+            f"'#{target.fragment}' does not exist in {where}; use the id of one of its headings",
+        )
+
+
+def _check_image(chapter, img, site_dir, text, reporter) -> None:
+    src = img.get("src") or ""
+    needles = [src, posixpath.basename(src)]
+    target = links.resolve(chapter.url, src)
+    if target.kind == "external":
+        _report(
+            reporter,
+            chapter,
+            text,
+            needles,
+            "remote image",
+            f"'{src}' is fetched from the network; put the image beside the chapter and link it relatively",
+        )
+    elif target.kind == "bad" or not (site_dir / target.url).is_file():
+        _report(
+            reporter,
+            chapter,
+            text,
+            needles,
+            "missing image",
+            f"'{src}' does not exist; check the path relative to {chapter.source}",
+        )
+    if not (img.get("alt") or "").strip():
+        _report(
+            reporter,
+            chapter,
+            text,
+            needles,
+            "image without alt text",
+            f"'{src}' has no alt text; write ![what the image shows]({src})",
+        )

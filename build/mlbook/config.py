@@ -1,0 +1,48 @@
+"""Typed options of the mlbook plugin, with defaults and checks (MkDocs rejects unknown keys)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from mkdocs.config import base
+from mkdocs.config import config_options as c
+
+
+class PluginConfig(base.Config):
+    """Options under ``plugins: - mlbook:`` in mkdocs.yml."""
+
+    enabled = c.Type(bool, default=True)
+    """Write the PDF and EPUB after the site build. `make serve` turns this off for fast previews."""
+    formats = c.ListOfItems(c.Choice(("pdf", "epub")), default=["pdf", "epub"])
+    """Which downloadable editions to write."""
+    output_name = c.Type(str, default="ml-engineering-book")
+    """File name stem of the editions, written to `site/downloads/<output_name>.pdf|.epub`."""
+    subtitle = c.Type(str, default="Training and serving large models at scale")
+    """Subtitle on the covers."""
+    identifier = c.Type(str, default="urn:uuid:6c1f3c52-8a8e-4b7e-9d3a-5b2f0c7e4a11")
+    """The EPUB's fixed unique identifier: the same for every build of the book."""
+    keywords = c.ListOfItems(c.Type(str), default=["machine learning", "LLM", "GPU", "distributed training"])
+    """Keywords written into the PDF and EPUB metadata."""
+
+
+@dataclass
+class Options:
+    """What the writers need, independent of MkDocs (stored in book.json's companion options.json)."""
+
+    title: str
+    author: str
+    subtitle: str
+    language: str
+    identifier: str
+    keywords: list[str]
+    output_name: str
+    formats: list[str]
+    site_url: str
+    repo_url: str
+    copyright: str
+    edition: str
+    epoch: int
+
+    def to_dict(self) -> dict:
+        """Plain dict for JSON."""
+        return asdict(self)

@@ -1,0 +1,84 @@
+"""Book defects, reported once each as `book/<path>.md:<line>: <kind>: <detail>` on the logger MkDocs counts."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+# MkDocs' --strict counts warnings under the `mkdocs.` logger hierarchy only.
+LOGGER = logging.getLogger("mkdocs.plugins.mlbook")
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    """One defect in a source file.
+
+    path: the source path relative to the repository, e.g. ``book/training/x.md``.
+    line: 1-based line number in that file (1 when the line cannot be known).
+    kind: a short category such as ``broken link``; detail says what is wrong and how to fix it.
+    """
+
+    path: str
+    line: int
+    kind: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.kind}: {self.detail}"
+
+
+class Reporter:
+    """Collects diagnostics, logs each distinct one once as a warning, and counts them."""
+
+    def __init__(self, logger: logging.Logger = LOGGER) -> None:
+        self.logger = logger
+        self.seen: list[Diagnostic] = []
+
+    def report(self, path: str, line: int, kind: str, detail: str) -> Diagnostic:
+        """Record and log one defect unless the same one was already reported."""
+        diag = Diagnostic(path, max(1, line), kind, detail)
+        if diag not in self.seen:
+            self.seen.append(diag)
+            self.logger.warning(str(diag))
+        return diag
+
+    @property
+    def count(self) -> int:
+        """Number of distinct defects reported so far."""
+        return len(self.seen)
+
+
+def line_of(text: str, *needles: str, start: int = 0) -> int:
+    """Return the 1-based line of the first needle found in text, or 1 when none is found.
+
+    Needles are tried in order from offset start, then again from the top of the text.
+    """
+    for offset in (start, 0):
+        for needle in needles:
+            pos = text.find(needle, offset) if needle else -1
+            if pos >= 0:
+                return text.count("\n", 0, pos) + 1
+    return 1
+
+
+def line_offset(text: str, line: int) -> int:
+    """Offset of the first character after the given 1-based line."""
+    pos = 0
+    for _ in range(line):
+        nxt = text.find("\n", pos)
+        if nxt < 0:
+            return len(text)
+        pos = nxt + 1
+    return pos
+
+
+class WarningCounter(logging.Handler):
+    """Counts WARNING and worse records on a logger, the way MkDocs' --strict does."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Count one record."""
+        self.count += 1

@@ -1,0 +1,127 @@
+"""The MkDocs plugin: a thin adapter that collects the book, checks it, and calls the writers after the build."""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import re
+from pathlib import Path
+
+from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.structure.files import File
+
+from . import checks, editions, provenance
+from .book import Book, from_outline
+from .config import Options, PluginConfig
+from .diagnostics import LOGGER, Reporter, WarningCounter
+
+SNIPPET = re.compile(r'^(?P<indent>\s*)--8<--\s+"(?P<path>scripts/[^"]+)"\s*$')
+FENCE = re.compile(r"^(?P<indent>\s*)(```|~~~)")
+
+
+class BookPlugin(BasePlugin[PluginConfig]):
+    """Registers scripts as site files, checks links and images, writes book.json, the PDF and the EPUB."""
+
+    def on_startup(self, *, command: str, dirty: bool) -> None:
+        """Remember whether this is `build` or `serve`."""
+        self.command = command
+
+    def on_config(self, config):
+        """Start counting warnings (as --strict does) and fix the options for this build."""
+        self.counter = WarningCounter()
+        logging.getLogger("mkdocs").addHandler(self.counter)
+        self.reporter = Reporter(LOGGER)
+        self.sources: dict[str, str] = {}
+        self.root = Path(config.config_file_path).resolve().parent
+        config.extra["mlbook_output_name"] = self.config.output_name
+        return config
+
+    def on_files(self, files, config):
+        """Serve every file under scripts/ with the site, so chapters can link and readers can download them."""
+        scripts = self.root / "scripts"
+        for path in sorted(p for p in scripts.rglob("*") if p.is_file()):
+            rel = path.relative_to(self.root).as_posix()
+            if "__pycache__" in rel or path.suffix == ".pyc":
+                continue
+            files.append(File(rel, str(self.root), config.site_dir, config.use_directory_urls))
+        return files
+
+    def on_nav(self, nav, config, files):
+        """Keep the nav; the book model is built from it once pages have titles."""
+        self.nav = nav
+        return nav
+
+    def on_page_markdown(self, markdown, page, config, files):
+        """Keep the raw source for line numbers; add a download link above each included script."""
+        self.sources[page.file.src_uri] = Path(page.file.abs_src_path).read_text(encoding="utf-8")
+        return add_download_links(markdown, page.file.src_uri)
+
+    # Runs last (lowest priority) so the search index and other plugins have finished writing the site.
+    @event_priority(-100)
+    def on_post_build(self, config) -> None:
+        """Check the site; when the build counted no warning, write book.json and the editions."""
+        book = from_outline([_outline(item) for item in self.nav.items if _outline(item)])
+        options = self.options(config)
+        editions.save_model(book, options, config.site_dir)
+        checks.check_site(book, Path(config.site_dir), self.sources, self.reporter)
+        if not self.config.enabled or self.command == "serve" and not self.config.enabled:
+            return
+        if self.counter.count:
+            LOGGER.info("mlbook: %d warning(s) in this build: PDF and EPUB not written", self.counter.count)
+            return
+        try:
+            editions.write_all(book, options, Path(config.site_dir))
+        except Exception as exc:  # a writer failed: strict must fail the build, with the reason
+            LOGGER.warning("mlbook: could not write the editions: %s", exc)
+
+    def options(self, config) -> Options:
+        """Writer options from mkdocs.yml and the plugin's settings."""
+        epoch = provenance.source_epoch(self.root)
+        return Options(
+            title=config.site_name,
+            author=config.site_author or "The ML Engineering Book contributors",
+            subtitle=self.config.subtitle,
+            language=config.theme.get("language") or "en",
+            identifier=self.config.identifier,
+            keywords=list(self.config.keywords),
+            output_name=self.config.output_name,
+            formats=list(self.config.formats),
+            site_url=config.site_url or "",
+            repo_url=config.repo_url or "",
+            copyright=config.copyright or "",
+            edition=provenance.edition(self.root),
+            epoch=epoch,
+        )
+
+
+def _outline(item):
+    if item.is_page:
+        return ("page", item.title, item.file.src_uri, item.url)
+    if item.is_section:
+        return ("section", item.title, [o for o in (_outline(c) for c in item.children) if o])
+    return None
+
+
+def add_download_links(markdown: str, src_uri: str) -> str:
+    """Insert a download link to the tested file before every fenced block that includes a script."""
+    lines = markdown.split("\n")
+    for i in range(len(lines) - 1, -1, -1):
+        match = SNIPPET.match(lines[i])
+        if not match:
+            continue
+        start = next((j for j in range(i - 1, -1, -1) if FENCE.match(lines[j])), None)
+        if start is None:
+            continue
+        path = match["path"]
+        href = posixpath.relpath(path, posixpath.dirname(src_uri) or ".")
+        indent = FENCE.match(lines[start])["indent"]
+        lines[start:start] = [
+            f"{indent}Download [`{posixpath.basename(path)}`]({href}) (the tested file).",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def load_book(site_dir: Path) -> Book:
+    """The book model saved in a built site (for the command line)."""
+    return Book.load(site_dir)

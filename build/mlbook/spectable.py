@@ -1,0 +1,110 @@
+"""Markdown extension: `/// spec-table | NAME` ... `///` becomes a table rendered from book/data/NAME.yaml.
+
+The same Markdown table reaches the site, the PDF and the EPUB, so the three editions show identical numbers.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+import yaml
+from markdown import Extension
+from markdown.preprocessors import Preprocessor
+
+LOG = logging.getLogger("mkdocs.plugins.mlbook")
+OPEN = re.compile(r"^///\s*spec-table\s*\|\s*(?P<name>[\w-]+)\s*$")
+
+# table name -> (column header with unit, function of a row) ; the source column is added to every table.
+COLUMNS = {
+    "accelerators": [
+        ("Accelerator", lambda r: r["name"]),
+        ("Year", lambda r: r["launch_year"]),
+        ("Memory (GB, type)", lambda r: f"{_num(r['memory_gb'])} {r['memory_type']}"),
+        ("Memory bandwidth (TB/s)", lambda r: _num(r["memory_bandwidth_tbps"])),
+        ("BF16 dense (TFLOPS)", lambda r: _num(r["dense_tflops"].get("bf16"))),
+        ("FP8 dense (TFLOPS)", lambda r: _num(r["dense_tflops"].get("fp8"))),
+        ("Power (W)", lambda r: _num(r["tdp_w"])),
+    ],
+}
+NOTES = {
+    "accelerators": "TFLOPS are dense tensor-core peaks per device (vendors' sparse headline figures are 2× "
+    "these). Memory capacity in GB (10^9 bytes) as the vendor labels it; bandwidth in TB/s (10^12 bytes/s) "
+    "per device. Power is the maximum board or package power.",
+}
+
+
+def _num(value) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def load(data_dir: Path, name: str) -> list[dict]:
+    """Rows of book/data/<name>.yaml (a YAML list of mappings). Raises FileNotFoundError or ValueError."""
+    rows = yaml.safe_load((Path(data_dir) / f"{name}.yaml").read_text(encoding="utf-8"))
+    if not isinstance(rows, list):
+        raise ValueError(f"{data_dir}/{name}.yaml must be a list of rows")
+    return rows
+
+
+def render(rows: list[dict], name: str) -> list[str]:
+    """Markdown lines of the table: header with units, one line per row, a source link per row, a note."""
+    cols = COLUMNS[name]
+    lines = ["| " + " | ".join(h for h, _ in cols) + " | Source |", "|" + "---|" * (len(cols) + 1)]
+    for row in rows:
+        cells = [str(fn(row)).replace("|", "\\|") for _, fn in cols]
+        lines.append("| " + " | ".join(cells) + f" | [{row.get('as_of', 'source')}]({row['source']}) |")
+    return [*lines, "", f"*{NOTES[name]} Data: `book/data/{name}.yaml`.*"]
+
+
+class SpecTablePreprocessor(Preprocessor):
+    """Replaces each spec-table block with its rendered table."""
+
+    def __init__(self, md, data_dir: str) -> None:
+        super().__init__(md)
+        self.data_dir = Path(data_dir)
+
+    def run(self, lines: list[str]) -> list[str]:
+        """Expand the blocks; an unknown table or bad data is logged as a warning and left visible."""
+        out, i = [], 0
+        while i < len(lines):
+            match = OPEN.match(lines[i])
+            if not match:
+                out.append(lines[i])
+                i += 1
+                continue
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == "///"), None)
+            name = match["name"]
+            try:
+                if end is None:
+                    raise ValueError("the block is not closed with a line '///'")
+                if name not in COLUMNS:
+                    raise ValueError(f"unknown spec table '{name}'; known: {', '.join(sorted(COLUMNS))}")
+                out += ["", *render(load(self.data_dir, name), name), ""]
+            except (OSError, ValueError, KeyError, yaml.YAMLError) as exc:
+                LOG.warning("spec-table '%s': %s", name, exc)
+                out.append(lines[i])
+                end = i
+            i = end + 1
+        return out
+
+
+class SpecTableExtension(Extension):
+    """Registers the spec-table preprocessor (before snippets and fences see the text)."""
+
+    def __init__(self, **kwargs) -> None:
+        self.config = {"data_dir": ["book/data", "folder of the YAML data files"]}
+        super().__init__(**kwargs)
+
+    def extendMarkdown(self, md) -> None:  # noqa: N802 (Markdown's API name)
+        """Add the preprocessor."""
+        md.preprocessors.register(SpecTablePreprocessor(md, self.getConfig("data_dir")), "mlbook_spectable", 40)
+
+
+def makeExtension(**kwargs) -> SpecTableExtension:  # noqa: N802 (Markdown's API name)
+    """Entry point used by `markdown_extensions: - mlbook.spectable`."""
+    return SpecTableExtension(**kwargs)

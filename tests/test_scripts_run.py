@@ -1,0 +1,367 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Run every reader-facing script for real, at tiny sizes, on CPU.
+
+Distributed scripts run under ``python -m torch.distributed.run --standalone --nproc_per_node=2``
+with the Gloo backend.  Calculators are checked against hand-computed values.  Shell scripts go
+through ``bash -n`` and ``shellcheck``; the SLURM launcher also runs end to end against stub
+``srun``/``scontrol`` commands.
+
+A test whose tool is missing (torch, shellcheck) is skipped, except when the environment variable
+CI is "true": there a missing tool is a failure, so CI can never pass by skipping everything.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "scripts"
+COLLECTIVE_BENCH = SCRIPTS / "network" / "collective_bench.py"
+SANITY_CHECK = SCRIPTS / "debug" / "dist_sanity_check.py"
+MATMUL_FLOPS = SCRIPTS / "compute" / "matmul_flops.py"
+TRAINING_MEMORY = SCRIPTS / "calc" / "training_memory.py"
+KV_CACHE = SCRIPTS / "calc" / "kv_cache.py"
+SLURM_LAUNCHER = SCRIPTS / "slurm" / "torchrun-multinode.slurm"
+SHELL_SCRIPTS = sorted([*SCRIPTS.glob("**/*.slurm"), *SCRIPTS.glob("**/*.sh")])
+GIB = 1024**3
+OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip the test when ``condition`` is false, or fail it when CI == "true"."""
+    if condition:
+        return
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true, so this is a failure rather than a skip)")
+    pytest.skip(reason)
+
+
+def require_torch() -> None:
+    require(importlib.util.find_spec("torch") is not None, f"torch is not importable by {sys.executable}")
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
+    env.update(extra)
+    return env
+
+
+def run(args: list[str], timeout: float = 120, **env: str) -> subprocess.CompletedProcess:
+    """Run a command from the repository root and capture its output."""
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=REPO, env=_env(**env))
+
+
+def torchrun(script: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run ``script`` on 2 local CPU ranks with torch.distributed.run."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node=2",
+        str(script),
+        *args,
+    ]
+    return run(cmd)
+
+
+def json_lines(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# --------------------------------------------------------------------------- collective_bench
+
+
+def test_collective_bench_table_gloo():
+    require_torch()
+    proc = torchrun(COLLECTIVE_BENCH, "--backend=gloo", "--min-bytes=4K", "--max-bytes=4K", "--iters=2", "--warmup=1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "busbw(GB/s)" in proc.stdout
+    rows = [line.split() for line in proc.stdout.splitlines() if line.split()[:1] and line.split()[0] in OPS]
+    assert sorted(row[0] for row in rows) == sorted(OPS), proc.stdout
+    for row in rows:
+        busbw = float(row[-1])
+        assert busbw > 0, f"busbw not positive in {row}"
+
+
+def test_collective_bench_bad_ops_is_usage_error():
+    proc = run([sys.executable, str(COLLECTIVE_BENCH), "--ops", "broadcast"])
+    assert proc.returncode == 2
+    assert "unknown op" in proc.stderr
+
+
+# --------------------------------------------------------------------------- dist_sanity_check
+
+
+def test_dist_sanity_check_ok_gloo():
+    require_torch()
+    proc = torchrun(SANITY_CHECK, "--backend=gloo", "--timeout=60")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "OK: all 2 ranks ok" in proc.stdout
+    for rank in (0, 1):
+        assert f"rank={rank} local_rank={rank} world_size=2 device=cpu" in proc.stdout
+
+
+def test_dist_sanity_check_names_bad_rank():
+    require_torch()
+    proc = torchrun(SANITY_CHECK, "--backend=gloo", "--timeout=60", "--simulate-bad-rank=1")
+    assert proc.returncode != 0
+    assert f"FAIL: rank 1 on host {socket.gethostname()}" in proc.stdout, proc.stdout + proc.stderr
+    assert "FAIL: rank 0" not in proc.stdout
+
+
+def load_script(path: Path):
+    """Import a script as a module (without writing __pycache__ into scripts/)."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = saved
+    return module
+
+
+def test_gpu_requested_without_cuda_is_usage_error(capsys, monkeypatch):
+    """Asking for NCCL/CUDA where there is none exits 2 with a message, never a silent CPU run.
+
+    Runs the scripts' main() in this process, so torch is imported once rather than three times.
+    """
+    require_torch()
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here; this test checks the refusal on a machine without it")
+    for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(var, raising=False)
+    cases = [
+        (SANITY_CHECK, ["--backend", "nccl"]),
+        (COLLECTIVE_BENCH, ["--backend", "nccl"]),
+        (MATMUL_FLOPS, ["--device", "cuda"]),
+    ]
+    for path, argv in cases:
+        try:
+            code = load_script(path).main(argv)
+        except SystemExit as exc:
+            code = exc.code
+        err = capsys.readouterr().err
+        assert code == 2, f"{path.name} {argv}: exit {code}"
+        assert "CUDA" in err, f"{path.name} {argv}: no clear message on stderr: {err!r}"
+
+
+# --------------------------------------------------------------------------- matmul_flops
+
+
+def test_matmul_flops_cpu_json():
+    require_torch()
+    proc = run(
+        [
+            sys.executable,
+            str(MATMUL_FLOPS),
+            "--device=cpu",
+            "--dtype=fp32",
+            "--sizes=32,64,16x32x8",
+            "--iters=2",
+            "--warmup=1",
+            "--peak-tflops=1",
+            "--json",
+        ]
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    shapes = [(r["m"], r["n"], r["k"]) for r in out["results"]]
+    assert shapes == [(32, 32, 32), (64, 64, 64), (16, 32, 8)]
+    for r in out["results"]:
+        assert r["tflops"] > 0
+        assert r["tflops"] == pytest.approx(2 * r["m"] * r["n"] * r["k"] / (r["time_us"] * 1e-6) / 1e12)
+        assert r["efficiency_pct"] == pytest.approx(100 * r["tflops"])
+    assert out["best"] == max(out["results"], key=lambda r: r["tflops"])
+
+
+def test_matmul_flops_cpu_table():
+    require_torch()
+    proc = run([sys.executable, str(MATMUL_FLOPS), "--device=cpu", "--dtype=fp32", "--sizes=128", "--iters=2"])
+    assert proc.returncode == 0, proc.stderr
+    best = [line for line in proc.stdout.splitlines() if line.startswith("best:")]
+    assert len(best) == 1, proc.stdout
+    assert best[0].startswith("best: 128x128x128 fp32:") and best[0].endswith("TFLOPS")
+    row = [line.split() for line in proc.stdout.splitlines() if line.split()[:3] == ["128", "128", "128"]]
+    assert len(row) == 1 and float(row[0][4]) >= 0
+
+
+# --------------------------------------------------------------------------- calculators
+
+
+def calc(script: Path, *args: str) -> dict:
+    proc = run([sys.executable, str(script), *args, "--json"], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_training_memory_7b_bf16_adam_no_zero():
+    out = calc(TRAINING_MEMORY, "--params", "7")
+    assert out["bytes_per_param"] == {"weights": 2, "gradients": 2, "optimizer": 12}
+    assert out["bytes"]["total"] == pytest.approx(7e9 * 16)
+    assert out["gib"]["total"] == pytest.approx(104.308, abs=1e-3)
+    text = run([sys.executable, str(TRAINING_MEMORY), "--params", "7"]).stdout
+    assert "104.31" in text
+
+
+def test_training_memory_zero_stages_and_model_parallel():
+    # ZeRO-1, dp=8: weights 2 + grads 2 + optimizer 12/8 = 5.5 bytes/param.
+    assert calc(TRAINING_MEMORY, "--params", "7", "--zero-stage", "1", "--dp", "8")["bytes"]["total"] == (
+        pytest.approx(7e9 * 5.5)
+    )
+    # ZeRO-2, dp=8: 2 + (2 + 12)/8 = 3.75 bytes/param.
+    assert calc(TRAINING_MEMORY, "--params", "7", "--zero-stage", "2", "--dp", "8")["bytes"]["total"] == (
+        pytest.approx(7e9 * 3.75)
+    )
+    # ZeRO-3, dp=8: 16/8 = 2 bytes/param.
+    assert calc(TRAINING_MEMORY, "--params", "7", "--zero-stage", "3", "--dp", "8")["bytes"]["total"] == (
+        pytest.approx(7e9 * 2)
+    )
+    # 70B, tp=8, pp=2, no ZeRO: 70e9/16 params per GPU * 16 bytes = 70e9 bytes.
+    assert calc(TRAINING_MEMORY, "--params", "70", "--tp", "8", "--pp", "2")["bytes"]["total"] == (pytest.approx(70e9))
+    # fp32 SGD with momentum: 4 + 4 + 4 = 12 bytes/param.
+    out = calc(TRAINING_MEMORY, "--params", "1", "--dtype", "fp32", "--optimizer", "sgd")
+    assert out["bytes_per_param"] == {"weights": 4, "gradients": 4, "optimizer": 4}
+    assert out["bytes"]["total"] == pytest.approx(12e9)
+
+
+def test_training_memory_activations():
+    act = ["--seq-len", "2048", "--micro-batch", "1", "--hidden", "4096", "--layers", "32", "--heads", "32"]
+    # No recomputation: L * (34*s*b*h + 5*a*s^2*b) = 32 * (34*2048*4096 + 5*32*2048^2) = 30_601_641_984 bytes.
+    out = calc(TRAINING_MEMORY, "--params", "7", *act)
+    assert out["bytes"]["activations"] == pytest.approx(30_601_641_984)
+    assert out["bytes"]["total"] == pytest.approx(7e9 * 16 + 30_601_641_984)
+    # Full recomputation: 2*s*b*h*L = 2*2048*4096*32 = 536_870_912 bytes = 0.5 GiB.
+    out = calc(TRAINING_MEMORY, "--params", "7", *act, "--recompute", "full")
+    assert out["gib"]["activations"] == pytest.approx(0.5)
+    # tp=4 + sequence parallel + selective: s*b*h*L*34/4 = 2048*4096*32*8.5 = 2_281_701_376 bytes.
+    out = calc(TRAINING_MEMORY, "--params", "7", *act, "--tp", "4", "--sequence-parallel", "--recompute", "selective")
+    assert out["bytes"]["activations"] == pytest.approx(2_281_701_376)
+
+
+def test_training_memory_partial_activation_flags_is_usage_error():
+    proc = run([sys.executable, str(TRAINING_MEMORY), "--params", "7", "--seq-len", "2048"])
+    assert proc.returncode == 2
+    assert "--micro-batch" in proc.stderr
+
+
+def test_kv_cache_mha_example():
+    # Llama-2-7B-like: 2 * 32 layers * 32 heads * 128 dim * 4096 tokens * 1 seq * 2 bytes = 2 GiB.
+    out = calc(KV_CACHE, "--layers", "32", "--kv-heads", "32", "--head-dim", "128", "--seq-len", "4096")
+    assert out["bytes"] == 2 * 32 * 32 * 128 * 4096 * 2 == 2 * GIB
+    assert out["gib"] == pytest.approx(2.0)
+    assert out["per_token_bytes"] == 2 * 32 * 32 * 128 * 2 == 524_288
+
+
+def test_kv_cache_gqa_example():
+    # 80 layers, 8 KV heads, head_dim 128, 8192 tokens, batch 4, bf16:
+    # 327_680 bytes/token * 32768 tokens = 10 GiB.
+    args = ["--layers", "80", "--kv-heads", "8", "--head-dim", "128", "--seq-len", "8192", "--batch", "4"]
+    out = calc(KV_CACHE, *args)
+    assert out["per_token_bytes"] == 327_680
+    assert out["bytes"] == 10 * GIB
+    text = run([sys.executable, str(KV_CACHE), *args]).stdout
+    assert "10737418240" in text and "10.000" in text and "327680" in text
+    # fp8 cache halves it.
+    assert calc(KV_CACHE, *args, "--dtype-bytes", "1")["bytes"] == 5 * GIB
+
+
+def test_kv_cache_rejects_zero():
+    proc = run(
+        [
+            sys.executable,
+            str(KV_CACHE),
+            "--layers",
+            "0",
+            "--kv-heads",
+            "1",
+            "--head-dim",
+            "1",
+            "--seq-len",
+            "1",
+        ]
+    )
+    assert proc.returncode == 2
+
+
+# --------------------------------------------------------------------------- shell scripts
+
+
+def test_shell_scripts_found():
+    assert SLURM_LAUNCHER in SHELL_SCRIPTS
+
+
+@pytest.mark.parametrize("script", SHELL_SCRIPTS, ids=[str(p.relative_to(REPO)) for p in SHELL_SCRIPTS])
+def test_shell_syntax_and_shellcheck(script: Path):
+    proc = run(["bash", "-n", str(script)])
+    assert proc.returncode == 0, proc.stderr
+    require(shutil.which("shellcheck") is not None, "shellcheck is not installed (apt-get install -y shellcheck)")
+    proc = run(["shellcheck", str(script)])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _stub_slurm(bin_dir: Path) -> None:
+    """Write stand-ins for srun (drops its --options, runs the command once) and scontrol."""
+    bin_dir.mkdir(exist_ok=True)
+    srun = bin_dir / "srun"
+    srun.write_text('#!/bin/bash\nwhile [[ $# -gt 0 && "$1" == --* ]]; do shift; done\nexec "$@"\n')
+    scontrol = bin_dir / "scontrol"
+    scontrol.write_text('#!/bin/bash\n[[ "$1 $2" == "show hostnames" ]] || exit 1\necho 127.0.0.1\n')
+    for stub in (srun, scontrol):
+        stub.chmod(0o755)
+
+
+def test_slurm_launcher_refuses_nccl_without_gpu(tmp_path: Path):
+    _stub_slurm(tmp_path)  # PATH holds only the stubs, so nvidia-smi is absent even on a GPU machine
+    env = {"PATH": str(tmp_path), "BACKEND": "nccl", "SLURM_JOB_ID": "7", "SLURM_JOB_NODELIST": "n1"}
+    proc = run([shutil.which("bash") or "/bin/bash", str(SLURM_LAUNCHER)], SLURM_NNODES="1", **env)
+    assert proc.returncode != 0
+    assert "nvidia-smi" in proc.stderr and "BACKEND=nccl" in proc.stderr
+
+
+def test_slurm_launcher_runs_collective_bench_json_on_gloo(tmp_path: Path):
+    """The launcher passes its arguments through to torchrun; also checks collective_bench --json."""
+    require_torch()
+    _stub_slurm(tmp_path)
+    bench_args = ["--backend=gloo", "--min-bytes=1K", "--max-bytes=2K", "--iters=2", "--warmup=1", "--json"]
+    proc = run(
+        ["bash", str(SLURM_LAUNCHER), str(COLLECTIVE_BENCH.relative_to(REPO)), *bench_args],
+        PATH=f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}",
+        BACKEND="gloo",
+        GPUS_PER_NODE="2",
+        PYTHON=sys.executable,
+        MASTER_PORT=str(free_port()),
+        SLURM_JOB_ID="4242",
+        SLURM_JOB_NODELIST="127.0.0.1",
+        SLURM_NNODES="1",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "rendezvous=127.0.0.1:" in proc.stdout
+    records = json_lines(proc.stdout)
+    assert {r["op"] for r in records} == set(OPS)
+    assert len(records) == 2 * len(OPS), proc.stdout  # one record per (op, size), printed by rank 0 only
+    factors = {"all_reduce": 1.0, "all_gather": 0.5, "reduce_scatter": 0.5, "all_to_all": 0.5}  # n = 2
+    for r in records:
+        assert r["world_size"] == 2 and r["backend"] == "gloo"
+        assert r["bytes"] in (1024, 2048) and r["count"] == r["bytes"] // 4
+        assert r["time_us"] > 0 and r["algbw_gbps"] > 0 and r["busbw_gbps"] > 0
+        assert r["algbw_gbps"] == pytest.approx(r["bytes"] / (r["time_us"] * 1e-6) / 1e9)
+        assert r["busbw_gbps"] == pytest.approx(r["algbw_gbps"] * factors[r["op"]])

@@ -1,0 +1,62 @@
+"""A failed build reports file:line and leaves the previous site, PDF and EPUB untouched."""
+
+import shutil
+
+import pytest
+
+from conftest import FIXTURES, build_site
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def mini_copy(tmp_path):
+    root = tmp_path / "book"
+    shutil.copytree(FIXTURES / "mini", root)
+    # The fixture's theme path is relative to its place in the repository.
+    cfg = root / "mkdocs.yml"
+    theme = (FIXTURES.parent.parent / "build" / "mlbook" / "theme").as_posix()
+    cfg.write_text(cfg.read_text().replace("../../../build/mlbook/theme", theme))
+    return root
+
+
+def test_broken_link_fails_with_file_and_line_and_keeps_previous_site(mini_copy, tmp_path):
+    site = tmp_path / "site"
+    (site / "downloads").mkdir(parents=True)
+    (site / "downloads" / "ml-engineering-book.pdf").write_bytes(b"previous good pdf")
+    chapter = mini_copy / "book" / "part-one" / "beta.md"
+    chapter.write_text(chapter.read_text() + "\nSee [nowhere](missing.md).\n")
+    line = chapter.read_text().splitlines().index("See [nowhere](missing.md).") + 1
+
+    result = build_site(mini_copy, site)
+
+    assert result.returncode != 0
+    expected = f"book/part-one/beta.md:{line}: broken link: 'missing.md' points to a page that does not exist"
+    assert expected in result.stdout + result.stderr
+    assert (site / "downloads" / "ml-engineering-book.pdf").read_bytes() == b"previous good pdf"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["book", "site"]
+
+
+def test_broken_anchor_in_another_chapter_is_reported_once(mini_copy, tmp_path):
+    chapter = mini_copy / "book" / "part-one" / "alpha.md"
+    chapter.write_text(chapter.read_text().replace("beta.md#summary)", "beta.md#no-such-heading)"))
+    result = build_site(mini_copy, tmp_path / "site")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    msg = (
+        "book/part-one/alpha.md:3: broken anchor: '#no-such-heading' does not exist in "
+        "book/part-one/beta.md; use the id of one of its headings"
+    )
+    assert out.count(msg) == 1
+    assert not (tmp_path / "site").exists()
+
+
+def test_success_replaces_site_atomically(mini_copy, tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "stale.html").write_text("old")
+    result = build_site(mini_copy, site)
+    assert result.returncode == 0, result.stderr
+    assert not (site / "stale.html").exists()
+    assert (site / "downloads" / "ml-engineering-book.pdf").stat().st_size > 10_000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["book", "site"]
