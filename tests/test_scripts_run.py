@@ -89,7 +89,14 @@ def free_port() -> int:
 
 def test_collective_bench_table_gloo():
     require_torch()
-    proc = torchrun(COLLECTIVE_BENCH, "--backend=gloo", "--min-bytes=4K", "--max-bytes=4K", "--iters=2", "--warmup=1")
+    proc = torchrun(
+        COLLECTIVE_BENCH,
+        "--backend=gloo",
+        "--min-bytes=4K",
+        "--max-bytes=4K",
+        "--iters=2",
+        "--warmup=1",
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "busbw(GB/s)" in proc.stdout
     rows = [line.split() for line in proc.stdout.splitlines() if line.split()[:1] and line.split()[0] in OPS]
@@ -195,7 +202,9 @@ def test_matmul_flops_cpu_json():
 
 def test_matmul_flops_cpu_table():
     require_torch()
-    proc = run([sys.executable, str(MATMUL_FLOPS), "--device=cpu", "--dtype=fp32", "--sizes=128", "--iters=2"])
+    proc = run(
+        [sys.executable, str(MATMUL_FLOPS), "--device=cpu", "--dtype=fp32", "--sizes=128", "--iters=2"],
+    )
     assert proc.returncode == 0, proc.stderr
     best = [line for line in proc.stdout.splitlines() if line.startswith("best:")]
     assert len(best) == 1, proc.stdout
@@ -236,7 +245,8 @@ def test_training_memory_zero_stages_and_model_parallel():
         pytest.approx(7e9 * 2)
     )
     # 70B, tp=8, pp=2, no ZeRO: 70e9/16 params per GPU * 16 bytes = 70e9 bytes.
-    assert calc(TRAINING_MEMORY, "--params", "70", "--tp", "8", "--pp", "2")["bytes"]["total"] == (pytest.approx(70e9))
+    out = calc(TRAINING_MEMORY, "--params", "70", "--tp", "8", "--pp", "2")
+    assert out["bytes"]["total"] == pytest.approx(70e9)
     # fp32 SGD with momentum: 4 + 4 + 4 = 12 bytes/param.
     out = calc(TRAINING_MEMORY, "--params", "1", "--dtype", "fp32", "--optimizer", "sgd")
     assert out["bytes_per_param"] == {"weights": 4, "gradients": 4, "optimizer": 4}
@@ -253,7 +263,17 @@ def test_training_memory_activations():
     out = calc(TRAINING_MEMORY, "--params", "7", *act, "--recompute", "full")
     assert out["gib"]["activations"] == pytest.approx(0.5)
     # tp=4 + sequence parallel + selective: s*b*h*L*34/4 = 2048*4096*32*8.5 = 2_281_701_376 bytes.
-    out = calc(TRAINING_MEMORY, "--params", "7", *act, "--tp", "4", "--sequence-parallel", "--recompute", "selective")
+    out = calc(
+        TRAINING_MEMORY,
+        "--params",
+        "7",
+        *act,
+        "--tp",
+        "4",
+        "--sequence-parallel",
+        "--recompute",
+        "selective",
+    )
     assert out["bytes"]["activations"] == pytest.approx(2_281_701_376)
 
 
@@ -313,7 +333,8 @@ def test_shell_scripts_found():
 def test_shell_syntax_and_shellcheck(script: Path):
     proc = run(["bash", "-n", str(script)])
     assert proc.returncode == 0, proc.stderr
-    require(shutil.which("shellcheck") is not None, "shellcheck is not installed (apt-get install -y shellcheck)")
+    has_shellcheck = shutil.which("shellcheck") is not None
+    require(has_shellcheck, "shellcheck is not installed (apt-get install -y shellcheck)")
     proc = run(["shellcheck", str(script)])
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

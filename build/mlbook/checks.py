@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from pathlib import Path
 
 from . import article as articles
@@ -30,14 +31,30 @@ def check_site(book: Book, site_dir: Path, sources: dict[str, str], reporter: Re
 
 
 _CURSOR: dict[tuple[str, str], int] = {}
+LINK_TARGET = re.compile(r"\]\(\s*<?([^)\s>]+)")
 
 
-def _report(reporter: Reporter, chapter: Chapter, text: str, needles: list[str], kind: str, detail: str) -> None:
+def _locate(chapter: Chapter, text: str, needles: list[str]) -> int:
     # Repeated identical links each get their own line: search on after the previous hit of the same needle.
     key = (chapter.source, needles[0])
     line = line_of(text, *needles, start=_CURSOR.get(key, 0))
     _CURSOR[key] = line_offset(text, line)
-    reporter.report(chapter.source, line, kind, detail)
+    return line
+
+
+def _as_written(text: str, line: int, rendered: str) -> str:
+    """The link target as the author wrote it on that line (MkDocs rewrites relative URLs when rendering)."""
+    name = posixpath.basename(rendered.split("#")[0].rstrip("/"))
+    lines = text.split("\n")
+    if name and 0 < line <= len(lines):
+        for target in LINK_TARGET.findall(lines[line - 1]):
+            if name in target:
+                return target
+    return rendered
+
+
+def _report(reporter: Reporter, chapter: Chapter, text: str, needles: list[str], kind: str, detail: str) -> None:
+    reporter.report(chapter.source, _locate(chapter, text, needles), kind, detail)
 
 
 def _check_href(book, chapter, href, site_dir, idsets, text, reporter) -> None:
@@ -103,33 +120,19 @@ def _check_href(book, chapter, href, site_dir, idsets, text, reporter) -> None:
 
 
 def _check_image(chapter, img, site_dir, text, reporter) -> None:
-    src = img.get("src") or ""
-    needles = [src, posixpath.basename(src)]
-    target = links.resolve(chapter.url, src)
+    rendered = img.get("src") or ""
+    target = links.resolve(chapter.url, rendered)
+    problems = []
     if target.kind == "external":
-        _report(
-            reporter,
-            chapter,
-            text,
-            needles,
-            "remote image",
-            f"'{src}' is fetched from the network; put the image beside the chapter and link it relatively",
+        problems.append(
+            ("remote image", "is fetched from the network; put the image beside the chapter and link it relatively")
         )
     elif target.kind == "bad" or not (site_dir / target.url).is_file():
-        _report(
-            reporter,
-            chapter,
-            text,
-            needles,
-            "missing image",
-            f"'{src}' does not exist; check the path relative to {chapter.source}",
-        )
+        problems.append(("missing image", f"does not exist; check the path relative to {chapter.source}"))
     if not (img.get("alt") or "").strip():
-        _report(
-            reporter,
-            chapter,
-            text,
-            needles,
-            "image without alt text",
-            f"'{src}' has no alt text; write ![what the image shows]({src})",
-        )
+        problems.append(("image without alt text", "has no alt text; write ![what the image shows](...)"))
+    if problems:
+        line = _locate(chapter, text, [rendered, posixpath.basename(rendered)])
+        src = _as_written(text, line, rendered)
+        for kind, detail in problems:
+            reporter.report(chapter.source, line, kind, f"'{src}' {detail}")

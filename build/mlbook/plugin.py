@@ -10,10 +10,10 @@ from pathlib import Path
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File
 
-from . import checks, editions, provenance
+from . import checks, editions, provenance, sourcecheck
 from .book import Book, from_outline
 from .config import Options, PluginConfig
-from .diagnostics import LOGGER, Reporter, WarningCounter
+from .diagnostics import LOGGER, Reporter, WarningCounter, line_of
 
 SNIPPET = re.compile(r'^(?P<indent>\s*)--8<--\s+"(?P<path>scripts/[^"]+)"\s*$')
 FENCE = re.compile(r"^(?P<indent>\s*)(```|~~~)")
@@ -34,6 +34,11 @@ class BookPlugin(BasePlugin[PluginConfig]):
         self.sources: dict[str, str] = {}
         self.root = Path(config.config_file_path).resolve().parent
         config.extra["mlbook_output_name"] = self.config.output_name
+        snippets = config.mdx_configs.setdefault("pymdownx.snippets", {})
+        # Resolve included scripts from the repository root whatever the working directory; our own check
+        # reports a missing one with its file and line (snippets' own error is a traceback).
+        snippets["base_path"] = [str(self.root)]
+        snippets["check_paths"] = False
         return config
 
     def on_files(self, files, config):
@@ -41,19 +46,49 @@ class BookPlugin(BasePlugin[PluginConfig]):
         scripts = self.root / "scripts"
         for path in sorted(p for p in scripts.rglob("*") if p.is_file()):
             rel = path.relative_to(self.root).as_posix()
-            if "__pycache__" in rel or path.suffix == ".pyc":
+            # Markdown there is documentation for the repository, not a chapter of the book.
+            if "__pycache__" in rel or path.suffix in (".pyc", ".md"):
                 continue
             files.append(File(rel, str(self.root), config.site_dir, config.use_directory_urls))
         return files
 
     def on_nav(self, nav, config, files):
-        """Keep the nav; the book model is built from it once pages have titles."""
+        """Keep the nav (the book model is built from it once pages have titles); check it against the files."""
         self.nav = nav
+        docs = Path(config.docs_dir).name
+        in_nav = set(_nav_paths(config.nav or []))
+        config_text = Path(config.config_file_path).read_text(encoding="utf-8")
+        for path in sorted(in_nav):
+            if files.get_file_from_path(path) is None:
+                line = line_of(config_text, f" {path}", path)
+                self.reporter.report(
+                    Path(config.config_file_path).name,
+                    line,
+                    "nav entry for a missing file",
+                    f"'{path}' does not exist in {docs}/; fix the path or create the chapter",
+                )
+        for file in files.documentation_pages():
+            if config.nav and file.src_uri not in in_nav:
+                self.reporter.report(
+                    f"{docs}/{file.src_uri}",
+                    1,
+                    "chapter missing from nav",
+                    "add it under its part in the nav of mkdocs.yml (the nav is the book's order)",
+                )
         return nav
 
+    def on_page_read_source(self, page, config):
+        """Read the chapter ourselves so invalid UTF-8 is reported with its line instead of a traceback."""
+        source = f"{Path(config.docs_dir).name}/{page.file.src_uri}"
+        text = sourcecheck.read_text(Path(page.file.abs_src_path), source, self.reporter)
+        text = "# Unreadable chapter\n" if text is None else text.removeprefix("\ufeff")
+        self.sources[page.file.src_uri] = text
+        return text
+
     def on_page_markdown(self, markdown, page, config, files):
-        """Keep the raw source for line numbers; add a download link above each included script."""
-        self.sources[page.file.src_uri] = Path(page.file.abs_src_path).read_text(encoding="utf-8")
+        """Check the raw source (line numbers are still known); add a download link above each included script."""
+        source = f"{Path(config.docs_dir).name}/{page.file.src_uri}"
+        sourcecheck.check(self.sources.get(page.file.src_uri, markdown), source, self.root, self.reporter)
         return add_download_links(markdown, page.file.src_uri)
 
     # Runs last (lowest priority) so the search index and other plugins have finished writing the site.
@@ -61,6 +96,7 @@ class BookPlugin(BasePlugin[PluginConfig]):
     def on_post_build(self, config) -> None:
         """Check the site; when the build counted no warning, write book.json and the editions."""
         book = from_outline([_outline(item) for item in self.nav.items if _outline(item)])
+        self._check_slugs(book, Path(config.docs_dir).name)
         options = self.options(config)
         editions.save_model(book, options, config.site_dir)
         checks.check_site(book, Path(config.site_dir), self.sources, self.reporter)
@@ -73,6 +109,18 @@ class BookPlugin(BasePlugin[PluginConfig]):
             editions.write_all(book, options, Path(config.site_dir))
         except Exception as exc:  # a writer failed: strict must fail the build, with the reason
             LOGGER.warning("mlbook: could not write the editions: %s", exc)
+
+    def _check_slugs(self, book: Book, docs: str) -> None:
+        seen: dict[str, str] = {}
+        for chapter in book.pages():
+            if chapter.slug in seen:
+                self.reporter.report(
+                    f"{docs}/{chapter.src_uri}",
+                    1,
+                    "duplicate slug",
+                    f"'{chapter.slug}' is also the slug of {docs}/{seen[chapter.slug]}; rename one file",
+                )
+            seen.setdefault(chapter.slug, chapter.src_uri)
 
     def options(self, config) -> Options:
         """Writer options from mkdocs.yml and the plugin's settings."""
@@ -92,6 +140,18 @@ class BookPlugin(BasePlugin[PluginConfig]):
             edition=provenance.edition(self.root),
             epoch=epoch,
         )
+
+
+def _nav_paths(entries) -> list[str]:
+    """Every file path named in a raw `nav` config value (nested lists and dicts), in order."""
+    out = []
+    for entry in entries if isinstance(entries, list) else [entries]:
+        if isinstance(entry, dict):
+            for value in entry.values():
+                out += _nav_paths(value)
+        elif isinstance(entry, str) and not entry.startswith(("http://", "https://")):
+            out.append(entry)
+    return out
 
 
 def _outline(item):

@@ -88,7 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     args = build_parser().parse_args(argv)
     total = kv_cache_bytes(
-        args.layers, args.kv_heads, args.head_dim, args.seq_len, args.batch, args.dtype_bytes
+        args.layers,
+        args.kv_heads,
+        args.head_dim,
+        args.seq_len,
+        args.batch,
+        args.dtype_bytes,
     )
     per_token = kv_cache_bytes(args.layers, args.kv_heads, args.head_dim, 1, 1, args.dtype_bytes)
     total_out = int(total) if float(total).is_integer() else total

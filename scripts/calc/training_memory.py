@@ -61,6 +61,7 @@ import sys
 GIB = 1024**3
 WEIGHT_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 ACTIVATION_FLAGS = ("seq_len", "micro_batch", "hidden", "layers")
+ACTIVATION_OPTIONS = tuple("--" + name.replace("_", "-") for name in ACTIVATION_FLAGS)
 
 
 def bytes_per_param(dtype: str, optimizer: str) -> dict[str, int]:
@@ -148,22 +149,35 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Accounting and sources: see the module docstring at the top of this file.",
     )
     parser.add_argument(
-        "--params", type=positive_float, required=True, help="model size in billions of parameters"
+        "--params",
+        type=positive_float,
+        required=True,
+        help="model size in billions of parameters",
     )
     parser.add_argument(
-        "--dtype", choices=sorted(WEIGHT_BYTES), default="bf16", help="weight dtype (default bf16)"
+        "--dtype",
+        choices=sorted(WEIGHT_BYTES),
+        default="bf16",
+        help="weight dtype (default bf16)",
     )
     parser.add_argument(
-        "--optimizer", choices=("adam", "sgd"), default="adam", help="adam(w) or sgd with momentum"
+        "--optimizer",
+        choices=("adam", "sgd"),
+        default="adam",
+        help="adam(w) or sgd with momentum",
     )
     parser.add_argument(
-        "--zero-stage", type=int, choices=(0, 1, 2, 3), default=0, help="ZeRO stage (default 0)"
+        "--zero-stage",
+        type=int,
+        choices=(0, 1, 2, 3),
+        default=0,
+        help="ZeRO stage (default 0)",
     )
     parser.add_argument("--dp", type=positive_int, default=1, help="data-parallel (ZeRO sharding) degree")
     parser.add_argument("--tp", type=positive_int, default=1, help="tensor-parallel degree")
     parser.add_argument("--pp", type=positive_int, default=1, help="pipeline-parallel degree")
     act = parser.add_argument_group(
-        "activations (optional; give --seq-len, --micro-batch, --hidden, --layers)"
+        "activations (optional; give --seq-len, --micro-batch, --hidden, --layers)",
     )
     act.add_argument("--seq-len", type=positive_int, help="sequence length s (tokens)")
     act.add_argument("--micro-batch", type=positive_int, help="micro-batch size b per GPU")
@@ -185,9 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     given = [name for name in ACTIVATION_FLAGS if getattr(args, name) is not None]
     if given and len(given) != len(ACTIVATION_FLAGS):
         missing = ", ".join("--" + n.replace("_", "-") for n in ACTIVATION_FLAGS if n not in given)
-        parser.error(
-            f"activations need all of --seq-len, --micro-batch, --hidden, --layers (missing {missing})"
-        )
+        parser.error(f"activations need all of {', '.join(ACTIVATION_OPTIONS)} (missing {missing})")
     if given and args.recompute == "none" and args.heads is None:
         parser.error("--heads is required for activations without recomputation (--recompute none)")
 

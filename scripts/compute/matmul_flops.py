@@ -65,9 +65,8 @@ def parse_sizes(text: str) -> list[tuple[int, int, int]]:
         try:
             dims = [int(p) for p in parts]
         except ValueError as exc:
-            raise argparse.ArgumentTypeError(
-                f"bad size {item!r}: use N or MxNxK, e.g. 4096 or 8192x8192x1024"
-            ) from exc
+            msg = f"bad size {item!r}: use N or MxNxK, e.g. 4096 or 8192x8192x1024"
+            raise argparse.ArgumentTypeError(msg) from exc
         if len(dims) == 1:
             dims = dims * 3
         if len(dims) != 3 or min(dims) < 1:
@@ -86,7 +85,7 @@ def matmul_flops(m: int, n: int, k: int) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """Build the command-line parser (does not import torch)."""
     parser = argparse.ArgumentParser(
-        description="Find the maximum achievable matmul TFLOPS over a shape sweep."
+        description="Find the maximum achievable matmul TFLOPS over a shape sweep.",
     )
     parser.add_argument(
         "--sizes",
@@ -95,7 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"comma list of N (square) or MxNxK (default {DEFAULT_SIZES})",
     )
     parser.add_argument(
-        "--dtype", choices=DTYPES, default="bf16", help="bf16, fp16, fp32 or tf32 (default bf16)"
+        "--dtype",
+        choices=DTYPES,
+        default="bf16",
+        help="bf16, fp16, fp32 or tf32 (default bf16)",
     )
     parser.add_argument(
         "--device", choices=("cuda", "cpu"), default=None, help="cuda or cpu (default: cuda if available)"
@@ -103,7 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--iters", type=int, default=20, help="timed calls per shape (default 20)")
     parser.add_argument("--warmup", type=int, default=5, help="untimed calls per shape (default 5)")
     parser.add_argument(
-        "--peak-tflops", type=float, default=None, help="datasheet peak, to print efficiency %%"
+        "--peak-tflops",
+        type=float,
+        default=None,
+        help="datasheet peak, to print efficiency %%",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     return parser
@@ -149,9 +154,11 @@ def time_matmul(m: int, n: int, k: int, dtype, device, iters: int, warmup: int) 
     times = []
     if device.type == "cuda":
         flush = make_l2_flush(device)
-        events = [
-            (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)
-        ]
+
+        def timing_event():
+            return torch.cuda.Event(enable_timing=True)
+
+        events = [(timing_event(), timing_event()) for _ in range(iters)]
         torch.cuda.synchronize(device)
         for start, end in events:
             flush()
@@ -187,14 +194,16 @@ def main(argv: list[str] | None = None) -> int:
     if device_type == "cpu" and args.dtype == "tf32":
         print("error: --dtype tf32 is a CUDA tensor-core mode; use fp32 on CPU", file=sys.stderr)
         return EXIT_USAGE
-    device = (
-        torch.device(device_type, torch.cuda.current_device())
-        if device_type == "cuda"
-        else torch.device("cpu")
-    )
-    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "tf32": torch.float32}[
-        args.dtype
-    ]
+    device = torch.device("cpu")
+    if device_type == "cuda":
+        device = torch.device("cuda", torch.cuda.current_device())
+    torch_dtypes = {
+        "bf16": torch.bfloat16,
+        "fp16": torch.float16,
+        "fp32": torch.float32,
+        "tf32": torch.float32,
+    }
+    dtype = torch_dtypes[args.dtype]
     if device_type == "cuda":
         set_tf32(args.dtype == "tf32")
         name = torch.cuda.get_device_name(device)
@@ -202,10 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         name = "cpu"
 
     if not args.json:
-        print(
-            f"# matmul_flops: device={device} ({name}) dtype={args.dtype} "
-            f"iters={args.iters} warmup={args.warmup}"
-        )
+        settings = f"dtype={args.dtype} iters={args.iters} warmup={args.warmup}"
+        print(f"# matmul_flops: device={device} ({name}) {settings}")
         print("# TFLOPS = 2*M*N*K / median time; L2 flushed between timed calls on CUDA")
         header = f"{'M':>7} {'N':>7} {'K':>7} {'time(us)':>12} {'TFLOPS':>10}"
         print(header + (f" {'eff(%)':>7}" if args.peak_tflops else ""))

@@ -51,7 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="process-group backend (default: nccl if CUDA is available, else gloo)",
     )
     parser.add_argument(
-        "--timeout", type=float, default=300.0, help="process-group timeout in seconds (default 300)"
+        "--timeout",
+        type=float,
+        default=300.0,
+        help="process-group timeout in seconds (default 300)",
     )
     parser.add_argument(
         "--simulate-bad-rank",
@@ -136,9 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             dist.init_process_group(store=dist.HashStore(), rank=0, world_size=1, **kwargs)
     except (RuntimeError, ValueError) as exc:
-        print(
-            f"error: host={host} local_rank={local_rank}: init_process_group failed: {exc}", file=sys.stderr
-        )
+        where = f"host={host} local_rank={local_rank}"
+        print(f"error: {where}: init_process_group failed: {exc}", file=sys.stderr)
         return EXIT_FAIL
 
     rank, world_size = dist.get_rank(), dist.get_world_size()
@@ -161,9 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         if rank == 0:
             bad = [r for r in records if not r["ok"]]
             for r in bad:
-                print(
-                    f"FAIL: rank {r['rank']} on host {r['host']}: all_reduce gave {r['got']}, expected {want}"
-                )
+                where = f"rank {r['rank']} on host {r['host']}"
+                print(f"FAIL: {where}: all_reduce gave {r['got']}, expected {want}")
             if bad:
                 print(f"FAIL: {len(bad)} of {world_size} ranks got a wrong all_reduce result", flush=True)
                 verdict.fill_(EXIT_FAIL)

@@ -116,17 +116,28 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Launch with torchrun, e.g. torchrun --standalone --nproc_per_node=8 collective_bench.py",
     )
     parser.add_argument(
-        "--ops", default=",".join(OPS), help=f"comma list of ops (default: all of {','.join(OPS)})"
+        "--ops",
+        default=",".join(OPS),
+        help=f"comma list of ops (default: all of {','.join(OPS)})",
     )
     parser.add_argument(
-        "--min-bytes", type=parse_bytes, default=parse_bytes("1M"), help="smallest size S (default 1M)"
+        "--min-bytes",
+        type=parse_bytes,
+        default=parse_bytes("1M"),
+        help="smallest size S (default 1M)",
     )
     parser.add_argument(
-        "--max-bytes", type=parse_bytes, default=parse_bytes("1G"), help="largest size S (default 1G)"
+        "--max-bytes",
+        type=parse_bytes,
+        default=parse_bytes("1G"),
+        help="largest size S (default 1G)",
     )
     parser.add_argument("--iters", type=int, default=20, help="timed iterations per size (default 20)")
     parser.add_argument(
-        "--warmup", type=int, default=5, help="untimed warm-up iterations per size (default 5)"
+        "--warmup",
+        type=int,
+        default=5,
+        help="untimed warm-up iterations per size (default 5)",
     )
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="fp32", help="element type (default fp32)")
     parser.add_argument(
@@ -136,7 +147,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="process-group backend (default: nccl if CUDA is available, else gloo)",
     )
     parser.add_argument(
-        "--timeout", type=float, default=600.0, help="process-group timeout in seconds (default 600)"
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="process-group timeout in seconds (default 600)",
     )
     parser.add_argument(
         "--json",
@@ -174,11 +188,8 @@ def init_distributed(backend: str, timeout_s: float):
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     if backend == "nccl":
         if not torch.cuda.is_available():
-            print(
-                "error: --backend nccl needs CUDA, but no CUDA device is available "
-                "(use --backend gloo for CPU)",
-                file=sys.stderr,
-            )
+            msg = "--backend nccl needs CUDA, but no CUDA device is available (use --backend gloo for CPU)"
+            print(f"error: {msg}", file=sys.stderr)
             sys.exit(EXIT_USAGE)
         if local_rank >= torch.cuda.device_count():
             print(
@@ -284,15 +295,10 @@ def main(argv: list[str] | None = None) -> int:
             f"dtype={args.dtype} iters={args.iters} warmup={args.warmup} torch={torch.__version__}"
         )
         if world_size == 1:
-            print(
-                "# note: world_size=1, so busbw is 0 by definition; "
-                "launch with torchrun for a real measurement"
-            )
+            print("# note: world_size=1, so busbw is 0 by definition; launch with torchrun to measure")
         print("# time = mean per call, max over ranks; GB/s = 1e9 bytes/s; size = whole array S (see --help)")
-        print(
-            f"{'op':>15} {'size(B)':>12} {'count':>11} {'time(us)':>11} "
-            f"{'algbw(GB/s)':>12} {'busbw(GB/s)':>12}"
-        )
+        columns = f"{'op':>15} {'size(B)':>12} {'count':>11} {'time(us)':>11}"
+        print(f"{columns} {'algbw(GB/s)':>12} {'busbw(GB/s)':>12}")
 
     exit_code = EXIT_OK
     best: dict[str, float] = {}

@@ -1,0 +1,69 @@
+import pytest
+
+from mlbook.diagnostics import Reporter
+from mlbook.sourcecheck import check, read_text
+
+
+def messages(text, tmp_path=None, root="."):
+    rep = Reporter()
+    check(text, "book/x.md", root, rep)
+    return [str(d) for d in rep.seen]
+
+
+def test_clean_chapter_has_no_defect():
+    assert messages("# Title\n\nText.\n\n## Section\n\n### Sub\n\n```python\n# not a heading\n```\n") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Intro.\n\n## Section\n",
+            "book/x.md:3: missing title: the first heading must be the chapter title, a single '# Title' line",
+        ),
+        ("Only text.\n", "book/x.md:1: missing title: the chapter has no '# Title' heading; add one at the top"),
+        (
+            "# T\n\n## A\n\n#### B\n",
+            "book/x.md:5: heading level skipped: a level-4 heading follows a level-2 heading; use ###",
+        ),
+        ("# T\n\n# Again\n", "book/x.md:3: second title: a chapter has one '# Title'; use '##' for sections"),
+        (
+            "# T\n\n```python\nx = 1\n\n## swallowed\n",
+            "book/x.md:3: unclosed code fence: the ``` opened here is "
+            "never closed and swallows the rest of the chapter; add a closing ```",
+        ),
+        (
+            "---\ntitle: [x\n---\n# T\n",
+            "book/x.md:2: invalid front matter: YAML error: expected ',' or ']', but "
+            "got '<stream end>'; fix the YAML between the '---' lines",
+        ),
+        (
+            "---\ntitle: x\n# T\n",
+            "book/x.md:1: invalid front matter: the '---' block is never closed; end it with '---'",
+        ),
+        (
+            '# T\n\n```bash\n--8<-- "scripts/none.sh"\n```\n',
+            "book/x.md:4: missing snippet: 'scripts/none.sh' does not exist; paths are relative to the repository root",
+        ),
+    ],
+)
+def test_each_defect_has_its_exact_message(text, expected):
+    assert messages(text) == [expected]
+
+
+def test_headings_inside_fences_do_not_count():
+    assert messages("# T\n\n~~~text\n#### not a heading\n~~~\n\n## S\n") == []
+
+
+def test_front_matter_lines_are_skipped_for_the_title():
+    assert messages("---\ntitle: T\n---\n# T\n") == []
+
+
+def test_invalid_utf8_names_line_and_column(tmp_path):
+    path = tmp_path / "x.md"
+    path.write_bytes(b"# T\n\nab\xffcd\n")
+    rep = Reporter()
+    assert read_text(path, "book/x.md", rep) is None
+    assert [str(d) for d in rep.seen] == [
+        "book/x.md:3: invalid UTF-8: byte 0xff at column 3 is not UTF-8; re-save the file as UTF-8"
+    ]
