@@ -30,6 +30,21 @@ def pdf_outline(path: Path) -> list[tuple[int, str]]:
     return walk(PdfReader(str(path)).outline, 1)
 
 
+def parts_and_chapters(outline: list[tuple[int, str]], part_titles: list[str]) -> list[tuple[int, str]]:
+    """The level-1 entries, and the level-2 entries under a part: what the book model's outline() lists.
+
+    Level-2 entries under a front-matter page are that page's sections, not chapters.
+    """
+    out, in_part = [], False
+    for level, title in outline:
+        if level == 1:
+            in_part = title in part_titles
+            out.append((level, title))
+        elif level == 2 and in_part:
+            out.append((level, title))
+    return out
+
+
 def pdf_internal_links(path: Path) -> tuple[list[str], set[str]]:
     """(named destinations that link annotations point to, named destinations defined in the PDF)."""
     reader = PdfReader(str(path))

@@ -1,0 +1,129 @@
+"""The book's reference numbers as validated data: schemas, consistency checks, and rows with their lines.
+
+Each table in ``book/data/<name>.yaml`` is a YAML list of rows. A row's schema fixes its units in the field names
+(``_tflops`` = 10^12 FLOP/s, ``_tbps`` = 10^12 bytes/s, ``_gbps`` = 10^9 bytes/s, ``_w`` = watts, ``_gb`` = 10^9
+bytes as labelled by the vendor), and every row carries a source URL and an as-of date.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, ValidationError, model_validator
+
+
+class Strict(BaseModel):
+    """Unknown keys are errors: a typo in a field name must not silently drop a number."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class DenseTflops(Strict):
+    """Dense (not 2:4-sparse) tensor-core peak per device, TFLOPS, per data type; None = not published."""
+
+    fp64: float | None = Field(None, ge=0)
+    tf32: float | None = Field(None, ge=0)
+    bf16: float | None = Field(None, ge=0)
+    fp16: float | None = Field(None, ge=0)
+    fp8: float | None = Field(None, ge=0)
+    fp4: float | None = Field(None, ge=0)
+
+
+class Accelerator(Strict):
+    """One accelerator (per chip/GPU, never per server) with its vendor-published peaks."""
+
+    name: str
+    vendor: str
+    launch_year: int = Field(ge=2015, le=2035)
+    form_factor: str
+    memory_gb: float | None = Field(None, gt=0, le=2000)
+    memory_type: str
+    memory_bandwidth_tbps: float | None = Field(None, gt=0, le=50)
+    tdp_w: int | None = Field(None, gt=0, le=5000)
+    dense_tflops: DenseTflops
+    vendor_quotes_sparse: bool
+    source: HttpUrl
+    as_of: dt.date
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Accelerator:
+        t = self.dense_tflops
+        # Lower precision is never slower on the same tensor cores.
+        for low, high in (("fp4", "fp8"), ("fp8", "bf16"), ("bf16", "tf32"), ("tf32", "fp64")):
+            a, b = getattr(t, low), getattr(t, high)
+            if a is not None and b is not None and a < b:
+                raise ValueError(f"dense {low} ({a}) below dense {high} ({b}): a sparse or per-package figure?")
+        if t.bf16 is not None and t.fp16 is not None and abs(t.bf16 - t.fp16) > 0.01 * t.bf16:
+            raise ValueError(f"dense bf16 ({t.bf16}) and fp16 ({t.fp16}) differ; vendors quote them equal")
+        return self
+
+
+class Link(Strict):
+    """An interconnect generation; bandwidth per direction and both directions together, 10^9 bytes/s."""
+
+    name: str
+    kind: str = Field(pattern="^(intra-node|inter-node)$")
+    generation: str
+    year: int = Field(ge=2000, le=2035)
+    per_direction_gbps: float = Field(gt=0)
+    both_directions_gbps: float = Field(gt=0)
+    unit_of_count: str  # what one figure is for: "x16 slot", "per GPU", "per port"
+    source: HttpUrl
+    as_of: dt.date
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _both_is_twice_one(self) -> Link:
+        if abs(self.both_directions_gbps - 2 * self.per_direction_gbps) > 0.01 * self.both_directions_gbps:
+            raise ValueError(
+                f"both_directions_gbps ({self.both_directions_gbps}) must be 2 x per_direction_gbps "
+                f"({self.per_direction_gbps})"
+            )
+        return self
+
+
+SCHEMAS: dict[str, type[Strict]] = {"accelerators": Accelerator, "interconnects": Link}
+
+
+@dataclass
+class DataError:
+    """A defect in a data file: path relative to the repository, 1-based line, message."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: invalid data: {self.message}"
+
+
+def load(data_dir: Path, name: str) -> tuple[list[Strict], list[DataError]]:
+    """Validate book/data/<name>.yaml; return its rows (as models) and every defect with its line."""
+    path = Path(data_dir) / f"{name}.yaml"
+    shown = f"{Path(data_dir).name}/{name}.yaml"
+    shown = f"book/{shown}" if Path(data_dir).name == "data" else shown
+    if name not in SCHEMAS:
+        return [], [DataError(shown, 1, f"no schema for table '{name}'; known: {', '.join(sorted(SCHEMAS))}")]
+    text = path.read_text(encoding="utf-8")
+    try:
+        node = yaml.compose(text)
+        rows = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        return [], [DataError(shown, mark.line + 1 if mark else 1, f"YAML error: {exc}")]
+    if not isinstance(rows, list) or node is None:
+        return [], [DataError(shown, 1, "the file must be a YAML list of rows")]
+    models, errors = [], []
+    for row, row_node in zip(rows, node.value, strict=True):
+        try:
+            models.append(SCHEMAS[name].model_validate(row))
+        except ValidationError as exc:
+            label = row.get("name", "?") if isinstance(row, dict) else "?"
+            for err in exc.errors():
+                where = ".".join(str(p) for p in err["loc"]) or "row"
+                errors.append(DataError(shown, row_node.start_mark.line + 1, f"{label}: {where}: {err['msg']}"))
+    return models, errors
