@@ -3,6 +3,7 @@
 import shutil
 
 import pytest
+
 from conftest import FIXTURES, build_site
 
 pytestmark = pytest.mark.slow
@@ -57,7 +58,10 @@ def _missing_image(root):
 
 def _no_alt(root):
     line = append(root / BETA, "\n![](img/square.svg)\n")
-    return f"{BETA}:{line + 1}: image without alt text: 'img/square.svg' has no alt text; write ![what the image shows](...)"
+    return (
+        f"{BETA}:{line + 1}: image without alt text: 'img/square.svg' has no alt text; write "
+        "![what the image shows](...)"
+    )
 
 
 def _remote_image(root):

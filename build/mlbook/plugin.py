@@ -10,11 +10,12 @@ from pathlib import Path
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File
 
-from . import checks, editions, provenance, sourcecheck
+from . import checks, editions, figures, provenance, sourcecheck
 from .book import Book, from_outline
 from .config import Options, PluginConfig
 from .diagnostics import LOGGER, Reporter, WarningCounter, line_of
 
+FIGURE = re.compile(r"^///\s*figure\s*\|\s*(?P<name>[\w-]+)\s*$")
 SNIPPET = re.compile(r'^(?P<indent>\s*)--8<--\s+"(?P<path>scripts/[^"]+)"\s*$')
 FENCE = re.compile(r"^(?P<indent>\s*)(```|~~~)")
 
@@ -50,7 +51,19 @@ class BookPlugin(BasePlugin[PluginConfig]):
             if "__pycache__" in rel or path.suffix in (".pyc", ".md"):
                 continue
             files.append(File(rel, str(self.root), config.site_dir, config.use_directory_urls))
+        self._add_figures(files, config)
         return files
+
+    def _add_figures(self, files, config) -> None:
+        """Draw (or take from the cache) every figure and serve it at figures/<name>.svg."""
+        data_dir = Path(config.docs_dir) / "data"
+        for name in sorted(figures.FIGURES):
+            try:
+                svg = figures.render(name, data_dir, self.root / ".cache" / "figures")
+            except (OSError, ValueError) as exc:
+                self.reporter.report(f"{Path(config.docs_dir).name}/data", 1, "figure failed", f"{name}: {exc}")
+                continue
+            files.append(File.generated(config, f"figures/{name}.svg", abs_src_path=str(svg)))
 
     def on_nav(self, nav, config, files):
         """Keep the nav (the book model is built from it once pages have titles); check it against the files."""
@@ -89,7 +102,32 @@ class BookPlugin(BasePlugin[PluginConfig]):
         """Check the raw source (line numbers are still known); add a download link above each included script."""
         source = f"{Path(config.docs_dir).name}/{page.file.src_uri}"
         sourcecheck.check(self.sources.get(page.file.src_uri, markdown), source, self.root, self.reporter)
+        markdown = self._expand_figures(markdown, page.file.src_uri, source)
         return add_download_links(markdown, page.file.src_uri)
+
+    def _expand_figures(self, markdown: str, src_uri: str, source: str) -> str:
+        """Replace each `/// figure | NAME` + `///` block with the figure and its caption."""
+        lines, out, i = markdown.split("\n"), [], 0
+        text = self.sources.get(src_uri, markdown)
+        while i < len(lines):
+            match = FIGURE.match(lines[i])
+            if not match:
+                out.append(lines[i])
+                i += 1
+                continue
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == "///"), i)
+            if match["name"] in figures.FIGURES:
+                out += ["", *figures.markdown(match["name"], src_uri), ""]
+            else:
+                known = ", ".join(sorted(figures.FIGURES))
+                self.reporter.report(
+                    source,
+                    line_of(text, lines[i]),
+                    "unknown figure",
+                    f"'{match['name']}' is not a figure of build/mlbook/figures.py; known: {known}",
+                )
+            i = end + 1
+        return "\n".join(out)
 
     # Runs last (lowest priority) so the search index and other plugins have finished writing the site.
     @event_priority(-100)

@@ -13,6 +13,8 @@ import yaml
 from markdown import Extension
 from markdown.preprocessors import Preprocessor
 
+from . import specdata
+
 LOG = logging.getLogger("mkdocs.plugins.mlbook")
 OPEN = re.compile(r"^///\s*spec-table\s*\|\s*(?P<name>[\w-]+)\s*$")
 
@@ -40,21 +42,26 @@ def _num(value) -> str:
         return "n/a"
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    return f"{value:,}" if isinstance(value, int) else str(value)
+    return f"{value:,}" if isinstance(value, int | float) else str(value)
 
 
 def load(data_dir: Path, name: str) -> list[dict]:
-    """Rows of book/data/<name>.yaml (a YAML list of mappings). Raises FileNotFoundError or ValueError."""
-    rows = yaml.safe_load((Path(data_dir) / f"{name}.yaml").read_text(encoding="utf-8"))
-    if not isinstance(rows, list):
-        raise ValueError(f"{data_dir}/{name}.yaml must be a list of rows")
-    return rows
+    """Validated rows of book/data/<name>.yaml as plain dicts; each defect is logged with its file and line.
+
+    Raises FileNotFoundError when the file is missing and ValueError when any row is invalid.
+    """
+    models, errors = specdata.load(Path(data_dir), name)
+    for err in errors:
+        LOG.warning(str(err))
+    if errors:
+        raise ValueError(f"{len(errors)} invalid row(s); see the messages above")
+    return [m.model_dump(mode="json") for m in models]
 
 
 def render(rows: list[dict], name: str) -> list[str]:
     """Markdown lines of the table: header with units, one line per row, a source link per row, a note."""
     cols = COLUMNS[name]
-    lines = ["| " + " | ".join(h for h, _ in cols) + " | Source |", "|" + "---|" * (len(cols) + 1)]
+    lines = ["| " + " | ".join(h for h, _ in cols) + " | Source (as of) |", "|" + "---|" * (len(cols) + 1)]
     for row in rows:
         cells = [str(fn(row)).replace("|", "\\|") for _, fn in cols]
         lines.append("| " + " | ".join(cells) + f" | [{row.get('as_of', 'source')}]({row['source']}) |")
