@@ -67,3 +67,10 @@ def test_invalid_utf8_names_line_and_column(tmp_path):
     assert [str(d) for d in rep.seen] == [
         "book/x.md:3: invalid UTF-8: byte 0xff at column 3 is not UTF-8; re-save the file as UTF-8"
     ]
+
+
+def test_fenced_marks_code_lines_and_their_fences():
+    from mlbook.sourcecheck import fenced
+
+    lines = ["text", "```text", "/// figure | x", "```", "after", "````md", "```", "````"]
+    assert fenced(lines) == [False, True, True, True, False, True, True, True]

@@ -55,9 +55,13 @@ class BookPlugin(BasePlugin[PluginConfig]):
         return files
 
     def _add_figures(self, files, config) -> None:
-        """Draw (or take from the cache) every figure and serve it at figures/<name>.svg."""
+        """Draw (or take from the cache) every figure a chapter uses and serve it at figures/<name>.svg."""
         data_dir = Path(config.docs_dir) / "data"
-        for name in sorted(figures.FIGURES):
+        wanted = set()
+        for page in files.documentation_pages():
+            raw = Path(page.abs_src_path).read_bytes().decode("utf-8", errors="replace")
+            wanted |= {m["name"] for line in raw.splitlines() if (m := FIGURE.match(line))}
+        for name in sorted(wanted & set(figures.FIGURES)):
             try:
                 svg = figures.render(name, data_dir, self.root / ".cache" / "figures")
             except (OSError, ValueError) as exc:
@@ -109,8 +113,9 @@ class BookPlugin(BasePlugin[PluginConfig]):
         """Replace each `/// figure | NAME` + `///` block with the figure and its caption."""
         lines, out, i = markdown.split("\n"), [], 0
         text = self.sources.get(src_uri, markdown)
+        in_code = sourcecheck.fenced(lines)
         while i < len(lines):
-            match = FIGURE.match(lines[i])
+            match = None if in_code[i] else FIGURE.match(lines[i])
             if not match:
                 out.append(lines[i])
                 i += 1

@@ -68,6 +68,24 @@ def _front_matter(text: str, source: str, reporter: Reporter) -> int:
     return end + 1
 
 
+def fenced(lines: list[str]) -> list[bool]:
+    """For each line, whether it lies inside a fenced code block (the fence lines themselves count as inside)."""
+    out, fence = [], None
+    for line in lines:
+        match = FENCE.match(line)
+        if fence is None and match:
+            fence = match["mark"]
+            out.append(True)
+        elif fence is not None:
+            out.append(True)
+            if match and match["mark"][0] == fence[0] and len(match["mark"]) >= len(fence):
+                if not line.strip().lstrip(fence[0]):
+                    fence = None
+        else:
+            out.append(False)
+    return out
+
+
 def _outside_fences(lines: list[str], start: int, source: str, reporter: Reporter) -> Iterator[tuple[int, str]]:
     """Yield (index, line) of lines outside fenced code; report a fence that is never closed."""
     fence, opened = None, 0

@@ -14,6 +14,7 @@ from markdown import Extension
 from markdown.preprocessors import Preprocessor
 
 from . import specdata
+from .sourcecheck import fenced
 
 LOG = logging.getLogger("mkdocs.plugins.mlbook")
 OPEN = re.compile(r"^///\s*spec-table\s*\|\s*(?P<name>[\w-]+)\s*$")
@@ -78,8 +79,9 @@ class SpecTablePreprocessor(Preprocessor):
     def run(self, lines: list[str]) -> list[str]:
         """Expand the blocks; an unknown table or bad data is logged as a warning and left visible."""
         out, i = [], 0
+        in_code = fenced(lines)
         while i < len(lines):
-            match = OPEN.match(lines[i])
+            match = None if in_code[i] else OPEN.match(lines[i])
             if not match:
                 out.append(lines[i])
                 i += 1
