@@ -167,3 +167,16 @@ def test_defect_fails_the_build_with_its_message_once(defect, tmp_path):
     assert out.count(expected) == 1, out
     assert "Traceback" not in out
     assert not (tmp_path / "site").exists()
+
+
+def test_image_from_the_local_file_system_is_refused(tmp_path):
+    root = make_book(tmp_path)
+    line = append(root / BETA, '\n<img alt="secret" src="file:///etc/passwd">\n')
+    result = build_site(root, tmp_path / "site", env={"MLBOOK_OUTPUTS": "false"})
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    expected = (
+        f"{BETA}:{line + 1}: image outside the book: 'file:///etc/passwd' is not a file of the book; put the "
+        "image beside the chapter"
+    )
+    assert out.count(expected) == 1, out

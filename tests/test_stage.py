@@ -60,3 +60,26 @@ def test_success_replaces_site_atomically(mini_copy, tmp_path):
     assert not (site / "stale.html").exists()
     assert (site / "downloads" / "ml-engineering-book.pdf").stat().st_size > 10_000
     assert sorted(p.name for p in tmp_path.iterdir()) == ["book", "site"]
+
+
+def test_two_builds_in_different_folders_are_byte_identical(mini_copy, tmp_path):
+    import hashlib
+
+    other = tmp_path / "elsewhere" / "book"
+    shutil.copytree(mini_copy, other)
+    sites = []
+    for root, name in ((mini_copy, "site-a"), (other, "site-b")):
+        result = build_site(root, tmp_path / name)
+        assert result.returncode == 0, result.stderr
+        sites.append(tmp_path / name)
+
+    def digests(site):
+        return {
+            p.relative_to(site).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(site.rglob("*"))
+            if p.is_file()
+        }
+
+    a, b = digests(sites[0]), digests(sites[1])
+    assert "downloads/ml-engineering-book.pdf" in a and "downloads/ml-engineering-book.epub" in a
+    assert a == b

@@ -127,7 +127,9 @@ def _check_image(chapter, img, site_dir, text, reporter) -> None:
         problems.append(
             ("remote image", "is fetched from the network; put the image beside the chapter and link it relatively")
         )
-    elif target.kind == "bad" or not (site_dir / target.url).is_file():
+    elif target.kind == "bad":
+        problems.append(("image outside the book", "is not a file of the book; put the image beside the chapter"))
+    elif not (site_dir / target.url).is_file():
         problems.append(("missing image", f"does not exist; check the path relative to {chapter.source}"))
     if not (img.get("alt") or "").strip():
         problems.append(("image without alt text", "has no alt text; write ![what the image shows](...)"))

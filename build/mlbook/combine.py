@@ -11,9 +11,13 @@ from lxml.html import builder as E
 from . import article as articles
 from . import links
 from .book import Book, Chapter
+from .codewrap import wrap_code
 from .config import Options
 from .printable import make_printable
 from .provenance import as_datetime
+
+# Characters of 8.2 pt Noto Sans Mono that fit the A4 text block inside an admonition (see styles/pdf.css).
+CODE_COLUMNS = 88
 
 
 def anchor(chapter: Chapter, element_id: str = "") -> str:
@@ -35,6 +39,7 @@ def rewrite_chapter(book: Book, chapter: Chapter, art: lhtml.HtmlElement, option
         target = links.resolve(chapter.url, img.get("src") or "")
         if target.kind == "file":
             img.set("src", (Path(site_dir) / target.url).resolve().as_uri())
+    wrap_code(art, CODE_COLUMNS)
 
 
 def _print_href(by_url: dict[str, Chapter], chapter: Chapter, href: str, options: Options) -> str:
@@ -104,7 +109,10 @@ def front_matter(options: Options) -> list[lhtml.HtmlElement]:
             f"Edition: {options.edition}, built {date}. Online edition: ",
             E.A(options.site_url, href=options.site_url),
         ),
-        E.P(f"© {as_datetime(options.epoch).year} {options.author}. {options.copyright}."),
+        E.P(
+            f"© {as_datetime(options.epoch).year} {options.author}."
+            + (f" {options.copyright}." if options.copyright else "")
+        ),
         E.P(
             "The text is licensed under the Creative Commons Attribution-ShareAlike 4.0 International licence "
             "(CC BY-SA 4.0); the scripts under the Apache License 2.0; the publishing pipeline under the "

@@ -1,0 +1,53 @@
+"""Long code lines for print: broken at a fixed column with a visible continuation marker, never clipped."""
+
+from __future__ import annotations
+
+import re
+
+from lxml import html as lhtml
+
+MARKER = '<span class="wrap-marker" aria-hidden="true">\u21aa</span>'
+TOKEN = re.compile(r"(<[^>]+>)")
+CHAR = re.compile(r"&[#\w]+;|.", re.S)
+
+
+def wrap_line_html(markup: str, width: int) -> str:
+    """Insert a newline and MARKER wherever a line of the highlighted code reaches width characters.
+
+    markup is the inner HTML of a ``<code>`` element (text and Pygments spans); tags take no columns and an
+    entity such as ``&lt;`` counts as one character.
+    """
+    out, column = [], 0
+    for token in TOKEN.split(markup):
+        if token.startswith("<"):
+            out.append(token)
+            continue
+        for ch in CHAR.findall(token):
+            if ch == "\n":
+                column = 0
+            elif column >= width:
+                out.append("\n" + MARKER)
+                column = 2  # the marker and its gap take two columns
+            else:
+                column += 1
+            out.append(ch)
+    return "".join(out)
+
+
+def wrap_code(article: lhtml.HtmlElement, width: int) -> None:
+    """Rewrite every ``pre > code`` of the article in place so no line is wider than width columns."""
+    for code in article.cssselect("pre > code"):
+        inner = (code.text and lhtml_escape(code.text) or "") + "".join(
+            lhtml.tostring(child, encoding="unicode") for child in code
+        )
+        if all(len(line) <= width for line in code.text_content().split("\n")):
+            continue
+        wrapped = lhtml.fragment_fromstring(f"<code>{wrap_line_html(inner, width)}</code>")
+        wrapped.attrib.update(code.attrib)
+        wrapped.tail = code.tail
+        code.getparent().replace(code, wrapped)
+
+
+def lhtml_escape(text: str) -> str:
+    """Escape text for re-parsing as HTML."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
