@@ -25,6 +25,16 @@ class EpubError(RuntimeError):
     """The EPUB could not be written; the message says why."""
 
 
+def stylesheet() -> bytes:
+    """The EPUB CSS: epub.css followed by the Pygments colours of code blocks (the same style as the PDF)."""
+    from pygments.formatters import HtmlFormatter
+
+    from .pdf import CODE_STYLE
+
+    code = HtmlFormatter(style=CODE_STYLE).get_style_defs(".highlight")
+    return ((STYLES / "epub.css").read_text(encoding="utf-8") + "\n" + code + "\n").encode("utf-8")
+
+
 def file_name(chapter: Chapter) -> str:
     """The chapter's XHTML document inside the EPUB."""
     return f"{chapter.slug}.xhtml"
@@ -51,9 +61,23 @@ def _rewrite(book: Book, chapter: Chapter, art, options: Options, images: dict[s
         img.set("src", images[target.url])
 
 
+def _mark_footnotes(art) -> None:
+    """EPUB 3 semantics so readers show footnotes as pop-ups: noteref on the reference, footnote on the note."""
+    for ref in art.cssselect("a.footnote-ref"):
+        ref.set("epub:type", "noteref")
+    for note in art.cssselect("div.footnote li[id]"):
+        aside = E.ASIDE(id=note.attrib.pop("id"))
+        aside.set("epub:type", "footnote")
+        for child in list(note):
+            aside.append(child)
+        aside.text, note.text = note.text, None
+        note.append(aside)
+
+
 def _chapter_html(book: Book, chapter: Chapter, options: Options, site_dir: Path, images: dict) -> str:
     art = make_printable(articles.load(site_dir, chapter))
     _rewrite(book, chapter, art, options, images)
+    _mark_footnotes(art)
     h1 = art.find(".//h1")
     title = E.H1(chapter.display_title, id=h1.get("id", "title") if h1 is not None else "title")
     if h1 is not None:

@@ -272,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--inject-value",
         choices=("nan", "inf", "big"),
         default="nan",
-        help="nan, inf, or big (scales the weight towards the dtype's max)",
+        help="nan, inf, or big (scales the weight so its abs max is 0.75 x the dtype's max)",
     )
     parser.add_argument("--check-weights", action="store_true", help="also check each module's own parameters")
     parser.add_argument(
@@ -323,7 +323,8 @@ def main(argv: list[str] | None = None) -> int:
             det.step = step
             if target is not None and step == args.inject_step:
                 if args.inject_value == "big":
-                    target.weight.mul_(torch.finfo(dtype).max / (4 * float(target.weight.abs().max())))
+                    w = target.weight.float()
+                    target.weight.copy_(w / w.abs().max() * (0.75 * torch.finfo(dtype).max))
                 else:
                     target.weight[0, 0] = float(args.inject_value)
             x = torch.randn(4, args.width, generator=generator).to(device=device, dtype=dtype)
