@@ -79,3 +79,12 @@ def test_nested_sections_are_rejected():
 
     with pytest.raises(ValueError, match="nests another section"):
         from_outline([("section", "P", [("section", "Q", [])])])
+
+
+def test_top_level_pages_after_the_parts_are_back_matter():
+    book = from_outline([*OUTLINE, ("page", "Appendix: Scripts", "scripts.md", "scripts/")])
+    assert [c.title for c in book.back] == ["Appendix: Scripts"]
+    assert book.back[0].kind == "back"
+    assert book.pages()[-1].src_uri == "scripts.md"
+    assert book.outline()[-1] == (1, "Appendix: Scripts")
+    assert Book.from_json(book.to_json()) == book

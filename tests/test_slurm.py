@@ -134,7 +134,9 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
 ReturnToService=2
-SchedulerParameters=sched_interval=1
+# sbatch --wait polls every 2 s only while MinJobAge is at most 4 s (it backs off to 8 and 32 s otherwise);
+# finished jobs are forgotten after 4 s, which the tests allow for.
+MinJobAge=4
 # Let the nodes claim more CPUs, memory and GPUs than the machine has, so that the launchers'
 # #SBATCH requests (8 GPUs, 32 CPUs per node) schedule unmodified.
 SlurmdParameters=config_overrides
@@ -209,8 +211,9 @@ def start_cluster(root: Path, munge_dir: Path, tools: dict[str, str]) -> Cluster
     key.chmod(0o400)
     for path in (munge_dir, key):
         os.chown(path, munge_user.pw_uid, munge_user.pw_gid)
+    munge_dir.chmod(0o755)  # munged requires a socket folder that every user can enter
     munge_socket = munge_dir / "munge.socket"
-    subprocess.run(
+    started = subprocess.run(
         [
             tools["munged"],
             f"--key-file={key}",
@@ -219,13 +222,14 @@ def start_cluster(root: Path, munge_dir: Path, tools: dict[str, str]) -> Cluster
             f"--log-file={munge_dir / 'munged.log'}",
             f"--seed-file={munge_dir / 'munged.seed'}",
         ],
-        check=True,
         timeout=30,
         capture_output=True,
+        text=True,
         user=munge_user.pw_uid,
         group=munge_user.pw_gid,
         extra_groups=[],
     )
+    assert started.returncode == 0, f"munged did not start: {started.stderr}"
     check = subprocess.run(
         f"{tools['munge']} -n -S {munge_socket} | {tools['unmunge']} -S {munge_socket}",
         shell=True,

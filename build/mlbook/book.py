@@ -75,25 +75,26 @@ class Part:
 
 @dataclass
 class Book:
-    """The whole book in reading order: front matter pages, then parts."""
+    """The whole book in reading order: front matter pages, parts, then back matter (appendices)."""
 
     front: list[Chapter] = field(default_factory=list)
     parts: list[Part] = field(default_factory=list)
+    back: list[Chapter] = field(default_factory=list)
 
     def pages(self) -> list[Chapter]:
-        """Every page in reading order (front matter, then each part's page and chapters)."""
+        """Every page in reading order (front matter, each part's page and chapters, back matter)."""
         out = list(self.front)
         for part in self.parts:
             out += ([part.page] if part.page else []) + part.chapters
-        return out
+        return out + self.back
 
     def outline(self) -> list[tuple[int, str]]:
-        """(level, title) pairs in order: front pages and parts at level 1, chapters at level 2."""
+        """(level, title) pairs in order: front pages, parts and back pages at level 1, chapters at level 2."""
         out = [(1, c.display_title) for c in self.front]
         for part in self.parts:
             out.append((1, part.title))
             out += [(2, c.display_title) for c in part.chapters]
-        return out
+        return out + [(1, c.display_title) for c in self.back]
 
     def by_url(self) -> dict[str, Chapter]:
         """Map of page URL (site-relative) to chapter."""
@@ -111,7 +112,8 @@ class Book:
         for p in data["parts"]:
             page = Chapter(**p["page"]) if p["page"] else None
             parts.append(Part(p["title"], p["number"], page, [Chapter(**c) for c in p["chapters"]]))
-        return cls([Chapter(**c) for c in data["front"]], parts)
+        back = [Chapter(**c) for c in data.get("back", [])]
+        return cls([Chapter(**c) for c in data["front"]], parts, back)
 
     @classmethod
     def load(cls, site_dir: Path) -> Book:
@@ -122,14 +124,15 @@ class Book:
 def from_outline(items: list[tuple]) -> Book:
     """Build the book from a plain nav outline.
 
-    items: ``("page", title, src_uri, url)`` tuples at the top level are front matter;
-    ``("section", title, children)`` tuples are parts whose children are page tuples. A part's
-    ``index.md`` child is the part page. Raises ValueError on nesting deeper than one section.
+    items: ``("page", title, src_uri, url)`` tuples at the top level are front matter before the first part
+    and back matter after it; ``("section", title, children)`` tuples are parts whose children are page
+    tuples. A part's ``index.md`` child is the part page. Raises ValueError on nesting deeper than one section.
     """
     book = Book()
     for item in items:
         if item[0] == "page":
-            book.front.append(Chapter(item[1], item[2], item[3], kind="front"))
+            where, kind = (book.back, "back") if book.parts else (book.front, "front")
+            where.append(Chapter(item[1], item[2], item[3], kind=kind))
             continue
         part = Part(item[1], len(book.parts) + 1)
         for child in item[2]:

@@ -12,10 +12,13 @@ from .book import Book, Chapter
 from .diagnostics import Reporter, line_of, line_offset
 
 
-def check_site(book: Book, site_dir: Path, sources: dict[str, str], reporter: Reporter) -> None:
+def check_site(
+    book: Book, site_dir: Path, sources: dict[str, str], reporter: Reporter, coming: set[str] = frozenset()
+) -> None:
     """Report each broken link, broken anchor, missing/remote image and image without alt text.
 
-    sources maps a chapter's src_uri to its raw Markdown text (used to find the line of each defect).
+    sources maps a chapter's src_uri to its raw Markdown text (used to find the line of each defect); coming
+    holds site paths that are written after this check (the editions), so links to them are valid.
     """
     site_dir = Path(site_dir)
     _CURSOR.clear()
@@ -25,7 +28,7 @@ def check_site(book: Book, site_dir: Path, sources: dict[str, str], reporter: Re
         text = sources.get(chapter.src_uri, "")
         for a in arts[chapter.url].iter("a"):
             if a.get("href"):
-                _check_href(book, chapter, a.get("href"), site_dir, idsets, text, reporter)
+                _check_href(book, chapter, a.get("href"), site_dir, idsets, text, reporter, coming)
         for img in arts[chapter.url].iter("img"):
             _check_image(chapter, img, site_dir, text, reporter)
 
@@ -57,7 +60,7 @@ def _report(reporter: Reporter, chapter: Chapter, text: str, needles: list[str],
     reporter.report(chapter.source, _locate(chapter, text, needles), kind, detail)
 
 
-def _check_href(book, chapter, href, site_dir, idsets, text, reporter) -> None:
+def _check_href(book, chapter, href, site_dir, idsets, text, reporter, coming) -> None:
     target = links.resolve(chapter.url, href)
     frag_needle = f"#{target.fragment}" if target.fragment else ""
     needles = [f"]({href}", href, frag_needle, posixpath.basename(href.split("#")[0].rstrip("/"))]
@@ -96,7 +99,7 @@ def _check_href(book, chapter, href, site_dir, idsets, text, reporter) -> None:
         )
         return
     if target.kind == "file":
-        if not (site_dir / target.url).is_file():
+        if not (site_dir / target.url).is_file() and target.url not in coming:
             _report(
                 reporter,
                 chapter,

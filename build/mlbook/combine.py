@@ -59,7 +59,7 @@ def chapter_section(book: Book, chapter: Chapter, options: Options, site_dir: Pa
     h1 = art.find(".//h1")
     if h1 is not None:
         h1.getparent().remove(h1)
-    kind = {"part": "part", "front": "chapter front"}.get(chapter.kind, "chapter")
+    kind = {"part": "part", "front": "chapter front", "back": "chapter front"}.get(chapter.kind, "chapter")
     section = E.SECTION(E.CLASS(kind), id=chapter.slug)
     section.set("data-title", chapter.title)
     title = E.H1(E.CLASS("part-title" if chapter.kind == "part" else "chapter-title"))
@@ -83,6 +83,8 @@ def toc(book: Book) -> lhtml.HtmlElement:
     for part in book.parts:
         inner = E.OL(*[_toc_entry(c) for c in part.chapters])
         top.append(E.LI(E.CLASS("toc-part"), E.A(part.title, href="#" + part.slug), inner))
+    for chapter in book.back:
+        top.append(E.LI(E.CLASS("toc-front"), E.A(chapter.title, href="#" + chapter.slug)))
     return E.NAV(E.CLASS("toc"), E.H2(E.CLASS("toc-title"), "Contents"), top)
 
 
@@ -134,8 +136,8 @@ def document(book: Book, options: Options, site_dir: Path) -> str:
         f'<meta name="dcterms.created" content="{date}"><meta name="dcterms.modified" content="{date}">'
     )
     body = E.BODY(*front_matter(options), toc(book))
-    for part_or_front in book.front:
-        body.append(chapter_section(book, part_or_front, options, site_dir))
+    for chapter in book.front:
+        body.append(chapter_section(book, chapter, options, site_dir))
     for part in book.parts:
         if part.page:
             body.append(chapter_section(book, part.page, options, site_dir))
@@ -143,5 +145,7 @@ def document(book: Book, options: Options, site_dir: Path) -> str:
             body.append(E.SECTION(E.CLASS("part"), E.H1(E.CLASS("part-title"), part.title), id=part.slug))
         for chapter in part.chapters:
             body.append(chapter_section(book, chapter, options, site_dir))
+    for chapter in book.back:
+        body.append(chapter_section(book, chapter, options, site_dir))
     text = lhtml.tostring(body, encoding="unicode")
     return f'<!DOCTYPE html><html lang="{options.language}"><head>{head}</head>{text}</html>'

@@ -21,6 +21,10 @@ class PluginConfig(base.Config):
     """Subtitle on the covers."""
     identifier = c.Type(str, default="urn:uuid:6c1f3c52-8a8e-4b7e-9d3a-5b2f0c7e4a11")
     """The EPUB's fixed unique identifier: the same for every build of the book."""
+    downloads_page = c.Type(str, default="downloads.md")
+    """Generated site-only page listing the editions with their sizes (name it in nav)."""
+    scripts_page = c.Type(str, default="scripts.md")
+    """Generated appendix listing every script with its purpose and the chapters that show it (name it in nav)."""
     keywords = c.ListOfItems(c.Type(str), default=["machine learning", "LLM", "GPU", "distributed training"])
     """Keywords written into the PDF and EPUB metadata."""
 

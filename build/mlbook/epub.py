@@ -141,6 +141,8 @@ def build(book: Book, options: Options, site_dir: Path):
         head = part.page or (part.chapters[0] if part.chapters else None)
         kids = [_toc_entry(c, site_dir) for c in part.chapters]
         toc.append((epub.Section(part.title, href=file_name(head) if head else None), kids))
+    for chapter in book.back:
+        toc.append(_toc_entry(chapter, site_dir))
     for site_path, packaged in sorted(images.items()):
         data = (Path(site_dir) / site_path).read_bytes()
         mtype = mimetypes.guess_type(site_path)[0] or "application/octet-stream"

@@ -5,17 +5,20 @@ from __future__ import annotations
 import logging
 import posixpath
 import re
+from html import escape as html_escape
 from pathlib import Path
 
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File
 
-from . import checks, editions, figures, provenance, sourcecheck
+from . import checks, editions, figures, generated, provenance, sourcecheck
 from .book import Book, from_outline
 from .config import Options, PluginConfig
 from .diagnostics import LOGGER, Reporter, WarningCounter, line_of
 
 FIGURE = re.compile(r"^///\s*figure\s*\|\s*(?P<name>[\w-]+)\s*$")
+FIRST_PARAGRAPH = re.compile(r"<p>(.*?)</p>", re.S)
+TAG = re.compile(r"<[^>]+>")
 SNIPPET = re.compile(r'^(?P<indent>\s*)--8<--\s+"(?P<path>scripts/[^"]+)"\s*$')
 FENCE = re.compile(r"^(?P<indent>\s*)(```|~~~)")
 
@@ -52,7 +55,30 @@ class BookPlugin(BasePlugin[PluginConfig]):
                 continue
             files.append(File(rel, str(self.root), config.site_dir, config.use_directory_urls))
         self._add_figures(files, config)
+        self._add_generated_pages(files, config)
         return files
+
+    def _add_generated_pages(self, files, config) -> None:
+        """The Downloads page and the Scripts appendix, written from the repository, with no file in book/."""
+        docs = Path(config.docs_dir)
+        pages = {
+            self.config.downloads_page: generated.downloads(
+                self.config.output_name, list(self.config.formats), self.config.downloads_page
+            ),
+            self.config.scripts_page: generated.scripts_index(
+                self.root, docs, _nav_titles(config.nav or [], docs), self.config.scripts_page
+            ),
+        }
+        for src_uri, content in pages.items():
+            if files.get_file_from_path(src_uri) is not None:
+                self.reporter.report(
+                    f"{docs.name}/{src_uri}",
+                    1,
+                    "generated page exists",
+                    "the plugin writes this page; delete the file or rename the page in mkdocs.yml",
+                )
+                continue
+            files.append(File.generated(config, src_uri, content=content))
 
     def _add_figures(self, files, config) -> None:
         """Draw (or take from the cache) every figure a chapter uses and serve it at figures/<name>.svg."""
@@ -96,6 +122,9 @@ class BookPlugin(BasePlugin[PluginConfig]):
 
     def on_page_read_source(self, page, config):
         """Read the chapter ourselves so invalid UTF-8 is reported with its line instead of a traceback."""
+        if page.file.abs_src_path is None:  # a page the plugin generated
+            self.sources[page.file.src_uri] = page.file.content_string
+            return None
         source = f"{Path(config.docs_dir).name}/{page.file.src_uri}"
         text = sourcecheck.read_text(Path(page.file.abs_src_path), source, self.reporter)
         text = "# Unreadable chapter\n" if text is None else text.removeprefix("\ufeff")
@@ -138,20 +167,36 @@ class BookPlugin(BasePlugin[PluginConfig]):
     @event_priority(-100)
     def on_post_build(self, config) -> None:
         """Check the site; when the build counted no warning, write book.json and the editions."""
-        book = from_outline([_outline(item) for item in self.nav.items if _outline(item)])
+        site_only = {self.config.downloads_page}
+        book = from_outline([o for item in self.nav.items if (o := _outline(item, site_only))])
         self._check_slugs(book, Path(config.docs_dir).name)
         options = self.options(config)
         editions.save_model(book, options, config.site_dir)
-        checks.check_site(book, Path(config.site_dir), self.sources, self.reporter)
+        # The editions are written after this check; links to them are valid when they will be written.
+        coming = {editions.output_path(Path("."), options, fmt).as_posix() for fmt in editions.WRITERS}
+        checks.check_site(book, Path(config.site_dir), self.sources, self.reporter, coming)
         if not self.config.enabled or self.command == "serve" and not self.config.enabled:
             return
         if self.counter.count:
             LOGGER.info("mlbook: %d warning(s) in this build: PDF and EPUB not written", self.counter.count)
             return
         try:
-            editions.write_all(book, options, Path(config.site_dir))
+            results = editions.write_all(book, options, Path(config.site_dir))
         except Exception as exc:  # a writer failed: strict must fail the build, with the reason
             LOGGER.warning("mlbook: could not write the editions: %s", exc)
+            return
+        generated.fill_sizes(Path(config.site_dir), {fmt: r["bytes"] for fmt, r in results.items()})
+
+    def on_page_content(self, html, page, config, files):
+        """Give every page a description (front matter, else its first paragraph) for search engines and previews."""
+        if not page.meta.get("description"):
+            match = FIRST_PARAGRAPH.search(html)
+            if match:
+                text = " ".join(TAG.sub("", match.group(1)).split())
+                text = text if len(text) <= 160 else text[:157].rsplit(" ", 1)[0] + "..."
+                # The theme writes the description into an attribute as it is: escape it here.
+                page.meta["description"] = html_escape(text, quote=True)
+        return html
 
     def _check_slugs(self, book: Book, docs: str) -> None:
         seen: dict[str, str] = {}
@@ -197,12 +242,33 @@ def _nav_paths(entries) -> list[str]:
     return out
 
 
-def _outline(item):
+def _outline(item, site_only: set[str]):
+    """The nav item as a plain outline tuple; site-only pages and external links are left out (None)."""
     if item.is_page:
+        if item.file.src_uri in site_only:
+            return None
         return ("page", item.title, item.file.src_uri, item.url)
     if item.is_section:
-        return ("section", item.title, [o for o in (_outline(c) for c in item.children) if o])
+        return ("section", item.title, [o for o in (_outline(c, site_only) for c in item.children) if o])
     return None
+
+
+def _nav_titles(entries, docs: Path) -> dict[str, str]:
+    """Title of every page named in the raw nav: its nav title, else the first '# ' line of its file."""
+    titles = {}
+    for entry in entries if isinstance(entries, list) else [entries]:
+        if isinstance(entry, dict):
+            for title, value in entry.items():
+                if isinstance(value, str):
+                    titles[value] = title
+                else:
+                    titles.update(_nav_titles(value, docs))
+        elif isinstance(entry, str) and (docs / entry).is_file():
+            first = next(
+                (ln for ln in (docs / entry).read_text(errors="replace").splitlines() if ln.startswith("# ")), ""
+            )
+            titles[entry] = first[2:].strip() or entry
+    return titles
 
 
 def add_download_links(markdown: str, src_uri: str) -> str:

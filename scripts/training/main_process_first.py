@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Let one process per job (or per node) run a block first, e.g. to build a dataset cache, then the others.
+
+Purpose
+    Dataset tokenisation, downloads and cache building should happen once, not N times in parallel
+    racing on the same files.  Wrap the preparation in ``main_process_first()``: global rank 0 runs the
+    body while the other ranks wait; then the others run the body, and typically find the cache.
+    ``main_process_first(local=True)`` (or ``local_main_process_first()``) does it per node: LOCAL_RANK 0
+    of each node goes first -- use that when the cache lives on node-local disk.
+
+    The wait is one collective (an all-reduce of a failure flag, which works as a barrier), so it
+    works with every torch.distributed backend (gloo, nccl; with nccl the flag lives on the current
+    CUDA device, so call torch.cuda.set_device(LOCAL_RANK) first).  If the body raises on a main
+    process, the waiting ranks raise RuntimeError instead of running the body or hanging.  When
+    torch.distributed is not initialised (or the world size is 1) the body simply runs.
+    All ranks must enter the context manager: it is a collective call.
+
+Library use
+    from main_process_first import main_process_first
+    with main_process_first():
+        dataset = load_or_build_cache(path)    # rank 0 builds, the others load what it wrote
+
+Demo (CLI)
+    torchrun --standalone --nproc_per_node=4 main_process_first.py --cache-dir /tmp/mpf-demo
+    torchrun --standalone --nproc_per_node=4 main_process_first.py --local --backend gloo
+    Every rank prints one JSON line {"rank", "action": "wrote"|"read", "start", "end"}; exactly the first
+    process writes the cache file, the others read it and start after it finished.
+
+Requirements
+    Python 3.9+, PyTorch with torch.distributed; torchrun for the demo.  --help works without PyTorch.
+
+Exit codes
+    0 success (demo: this rank did what it should); 1 the body failed, or the demo saw the wrong order;
+    2 usage error (e.g. --backend nccl without CUDA).
+
+License: Apache-2.0 (see scripts/LICENSE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import os
+import sys
+import time
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def _flag_device():
+    """Return the device for the flag tensor: the current CUDA device under NCCL, else the CPU."""
+    import torch
+    import torch.distributed as dist
+
+    if dist.get_backend() == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+@contextlib.contextmanager
+def main_process_first(local: bool = False, group=None):
+    """Run the body on the main process first (global rank 0, or LOCAL_RANK 0 of each node if ``local``).
+
+    The others wait on one all-reduce, then run the body.  Raises RuntimeError on the waiting ranks when
+    a main process's body raised (the main process re-raises its own exception).  ``group`` is the
+    process group (default: the world); every rank of it must enter.
+    """
+    import torch
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size(group) == 1:
+        yield
+        return
+    rank = dist.get_rank(group)
+    is_main = int(os.environ.get("LOCAL_RANK", rank)) == 0 if local else rank == 0
+    flag = torch.zeros(1, dtype=torch.int32, device=_flag_device())
+    if is_main:
+        try:
+            yield
+        except BaseException:
+            flag.fill_(1)
+            dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=group)
+            raise
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=group)
+    else:
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=group)
+        if int(flag.item()):
+            who = "LOCAL_RANK 0 of some node" if local else "rank 0"
+            raise RuntimeError(f"main_process_first: the body failed on {who}; not running it on rank {rank}")
+        yield
+
+
+def local_main_process_first(group=None):
+    """Same as main_process_first(local=True): LOCAL_RANK 0 of each node runs the body first."""
+    return main_process_first(local=True, group=group)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the command-line parser (does not import torch)."""
+    parser = argparse.ArgumentParser(
+        description="main_process_first(): rank 0 (or LOCAL_RANK 0 with --local) runs a block first, the "
+        "other ranks wait and then run it.  Demo: the first process writes a cache file, the others read it.",
+        epilog="Launch with torchrun, e.g. torchrun --standalone --nproc_per_node=4 main_process_first.py",
+    )
+    parser.add_argument(
+        "--backend", choices=("nccl", "gloo"), default=None, help="default: nccl if CUDA is available, else gloo"
+    )
+    parser.add_argument("--local", action="store_true", help="per node: LOCAL_RANK 0 goes first")
+    parser.add_argument(
+        "--cache-dir",
+        default=None,
+        help="directory for the demo cache (default: <tmp>/main_process_first.<torchrun run id>)",
+    )
+    parser.add_argument("--work-s", type=float, default=0.5, help="seconds the cache build takes (default 0.5)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="process-group timeout in s (default 300)")
+    parser.add_argument(
+        "--simulate-failure", action="store_true", help="testing aid: the main process's body raises"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: the demo.  Returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.work_s < 0 or args.timeout <= 0:
+        parser.error("--work-s must be >= 0 and --timeout > 0")
+
+    import tempfile
+
+    import torch
+    import torch.distributed as dist
+
+    backend = args.backend or ("nccl" if torch.cuda.is_available() else "gloo")
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if backend == "nccl":
+        if not torch.cuda.is_available() or local_rank >= torch.cuda.device_count():
+            print("error: --backend nccl needs a CUDA device for LOCAL_RANK; none is available", file=sys.stderr)
+            return EXIT_USAGE
+        torch.cuda.set_device(local_rank)
+    timeout = datetime.timedelta(seconds=args.timeout)
+    if "WORLD_SIZE" in os.environ:
+        dist.init_process_group(backend=backend, timeout=timeout)
+    else:
+        dist.init_process_group(backend=backend, store=dist.HashStore(), rank=0, world_size=1, timeout=timeout)
+    rank = dist.get_rank()
+    cache_dir = args.cache_dir or os.path.join(
+        tempfile.gettempdir(), f"main_process_first.{os.environ.get('TORCHELASTIC_RUN_ID', os.getpid())}"
+    )
+    cache = os.path.join(cache_dir, "cache.json")
+    is_main = local_rank == 0 if args.local else rank == 0
+    code = EXIT_OK
+    try:
+        with main_process_first(local=args.local):
+            start = time.time()
+            if is_main and args.simulate_failure:
+                raise ValueError("simulated failure while building the cache")
+            if os.path.exists(cache):
+                with open(cache, encoding="utf-8") as fh:
+                    content = json.load(fh)
+                action = "read"
+            else:
+                os.makedirs(cache_dir, exist_ok=True)
+                time.sleep(args.work_s)  # stands for tokenising a dataset
+                content = {"built_by": rank, "time": time.time()}
+                tmp = f"{cache}.tmp.{rank}"
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    json.dump(content, fh)
+                os.replace(tmp, cache)  # atomic: readers never see a half-written file
+                action = "wrote"
+            end = time.time()
+        record = {"rank": rank, "local_rank": local_rank, "action": action, "built_by": content["built_by"]}
+        print(json.dumps({**record, "start": start, "end": end}), flush=True)
+        if (action == "wrote") != is_main:
+            print(f"error: rank {rank} {action} the cache, which the main process should have written",
+                  file=sys.stderr)
+            code = EXIT_FAIL
+    except (RuntimeError, ValueError) as exc:
+        print(f"error: rank {rank}: {exc}", file=sys.stderr)
+        code = EXIT_FAIL
+    finally:
+        dist.destroy_process_group()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
