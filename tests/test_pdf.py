@@ -114,3 +114,21 @@ def test_metadata_title_author_language(pdf):
     assert meta.title == "Mini Book"
     assert meta.author == "Test Author"
     assert reader.trailer["/Root"].get("/Lang") == "en"
+
+
+def test_chunked_and_single_document_renders_agree(mini_site, pdf, tmp_path):
+    from pypdf import PdfReader
+
+    from mlbook import editions
+    from mlbook import pdf as pdf_writer
+
+    options = editions.load_options(mini_site)
+    options.pdf_workers = 1
+    single = tmp_path / "single.pdf"
+    pdf_writer.write(Book.load(mini_site), options, mini_site, single)
+    a, b = PdfReader(str(pdf)), PdfReader(str(single))
+    assert str(a.metadata.producer).startswith("mlbook")  # the book's own PDF is the chunked one
+    assert len(a.pages) == len(b.pages)
+    assert pdf_outline(pdf) == pdf_outline(single)
+    for page_a, page_b in zip(a.pages, b.pages, strict=True):
+        assert "".join(page_a.extract_text().split()) == "".join(page_b.extract_text().split())

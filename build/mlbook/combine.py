@@ -124,10 +124,10 @@ def front_matter(options: Options) -> list[lhtml.HtmlElement]:
     return [cover, colophon]
 
 
-def document(book: Book, options: Options, site_dir: Path) -> str:
-    """The whole book as one HTML string, ready for WeasyPrint."""
+def head(options: Options) -> str:
+    """The ``<head>`` content: charset, title and the metadata WeasyPrint writes into the PDF."""
     date = as_datetime(options.epoch).strftime("%Y-%m-%dT%H:%M:%SZ")
-    head = (
+    return (
         f'<meta charset="utf-8"><title>{html.escape(options.title)}</title>'
         f'<meta name="author" content="{html.escape(options.author)}">'
         f'<meta name="description" content="{html.escape(options.subtitle)}">'
@@ -135,17 +135,26 @@ def document(book: Book, options: Options, site_dir: Path) -> str:
         f'<meta name="generator" content="mlbook">'
         f'<meta name="dcterms.created" content="{date}"><meta name="dcterms.modified" content="{date}">'
     )
-    body = E.BODY(*front_matter(options), toc(book))
-    for chapter in book.front:
-        body.append(chapter_section(book, chapter, options, site_dir))
+
+
+def body_sections(book: Book, options: Options, site_dir: Path) -> list[lhtml.HtmlElement]:
+    """Every page of the book as a ``<section>``, in reading order (front matter, parts, back matter)."""
+    out = [chapter_section(book, chapter, options, site_dir) for chapter in book.front]
     for part in book.parts:
         if part.page:
-            body.append(chapter_section(book, part.page, options, site_dir))
+            out.append(chapter_section(book, part.page, options, site_dir))
         else:
-            body.append(E.SECTION(E.CLASS("part"), E.H1(E.CLASS("part-title"), part.title), id=part.slug))
-        for chapter in part.chapters:
-            body.append(chapter_section(book, chapter, options, site_dir))
-    for chapter in book.back:
-        body.append(chapter_section(book, chapter, options, site_dir))
-    text = lhtml.tostring(body, encoding="unicode")
-    return f'<!DOCTYPE html><html lang="{options.language}"><head>{head}</head>{text}</html>'
+            out.append(E.SECTION(E.CLASS("part"), E.H1(E.CLASS("part-title"), part.title), id=part.slug))
+        out += [chapter_section(book, chapter, options, site_dir) for chapter in part.chapters]
+    return out + [chapter_section(book, chapter, options, site_dir) for chapter in book.back]
+
+
+def html_document(elements: list[lhtml.HtmlElement], options: Options) -> str:
+    """A complete HTML document holding the given body elements."""
+    text = lhtml.tostring(E.BODY(*elements), encoding="unicode")
+    return f'<!DOCTYPE html><html lang="{options.language}"><head>{head(options)}</head>{text}</html>'
+
+
+def document(book: Book, options: Options, site_dir: Path) -> str:
+    """The whole book as one HTML string, ready for WeasyPrint."""
+    return html_document([*front_matter(options), toc(book), *body_sections(book, options, site_dir)], options)

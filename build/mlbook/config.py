@@ -25,6 +25,8 @@ class PluginConfig(base.Config):
     """Generated site-only page listing the editions with their sizes (name it in nav)."""
     scripts_page = c.Type(str, default="scripts.md")
     """Generated appendix listing every script with its purpose and the chapters that show it (name it in nav)."""
+    pdf_workers = c.Type(int, default=0)
+    """Worker processes that render the PDF in chunks; 0 = one per CPU (at most 4), 1 = one document in-process."""
     keywords = c.ListOfItems(c.Type(str), default=["machine learning", "LLM", "GPU", "distributed training"])
     """Keywords written into the PDF and EPUB metadata."""
 
@@ -46,6 +48,8 @@ class Options:
     copyright: str
     edition: str
     epoch: int
+    pdf_workers: int = 0
+    cache_dir: str = ""
 
     def to_dict(self) -> dict:
         """Plain dict for JSON."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pygments.formatters import HtmlFormatter
 
-from . import combine, fonts
+from . import combine, fonts, pdfchunks
 from .book import Book
 from .config import Options
 from .outputs import atomic_path
@@ -65,12 +65,27 @@ def stylesheet() -> str:
 def write(book: Book, options: Options, site_dir: Path, out: Path) -> int:
     """Render the whole book to the PDF at out (A4) and return its page count.
 
-    Raises fonts.MissingFonts when a Noto family is absent, and PdfError when WeasyPrint reports a missing
-    anchor, a refused URL or any other warning; out is then left as it was.
+    With options.pdf_workers other than 1 the book is rendered in chunks by parallel worker processes
+    (pdfchunks); with 1, as one document in this process. Raises fonts.MissingFonts when a Noto family is
+    absent, and PdfError when WeasyPrint reports a missing anchor, a refused URL or any other warning; out is
+    then left as it was.
     """
+    fonts.require()
+    workers = options.pdf_workers or pdfchunks.default_workers()
+    if workers > 1:
+        try:
+            data, pages = pdfchunks.write_chunked(book, options, site_dir, out, workers)
+        except ValueError as exc:
+            raise PdfError(str(exc)) from exc
+        with atomic_path(out) as tmp:
+            tmp.write_bytes(data)
+        return pages
+    return _write_single(book, options, site_dir, out)
+
+
+def _write_single(book: Book, options: Options, site_dir: Path, out: Path) -> int:
     from weasyprint import CSS, HTML
 
-    fonts.require()
     site_dir = Path(site_dir).resolve()
     source = combine.document(book, options, site_dir)
     fetcher = _fetcher_class()([site_dir, STYLES])

@@ -69,7 +69,10 @@ class BookPlugin(BasePlugin[PluginConfig]):
                 self.root, docs, _nav_titles(config.nav or [], docs), self.config.scripts_page
             ),
         }
+        in_nav = set(_nav_paths(config.nav or []))
         for src_uri, content in pages.items():
+            if src_uri not in in_nav:  # a book that does not name the page in its nav does not get it
+                continue
             if files.get_file_from_path(src_uri) is not None:
                 self.reporter.report(
                     f"{docs.name}/{src_uri}",
@@ -227,6 +230,8 @@ class BookPlugin(BasePlugin[PluginConfig]):
             copyright=config.copyright or "",
             edition=provenance.edition(self.root),
             epoch=epoch,
+            pdf_workers=self.config.pdf_workers,
+            cache_dir=str(self.root / ".cache" / "pdf-chunks"),
         )
 
 

@@ -100,9 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
             "MFU counts model FLOPs only (no activation recomputation)."
         ),
     )
-    parser.add_argument(
-        "--params", type=positive_float, required=True, help="parameters N in billions, e.g. 7 for 7B"
-    )
+    parser.add_argument("--params", type=positive_float, required=True, help="parameters N in billions, e.g. 7 for 7B")
     parser.add_argument("--layers", type=positive_int, help="transformer layers (for the attention term)")
     parser.add_argument("--seq-len", type=positive_int, help="training sequence length in tokens")
     parser.add_argument("--hidden", type=positive_int, help="model (hidden) dimension d_model")

@@ -20,10 +20,11 @@ How the node is chosen
     The CPUs are /sys/devices/system/node/node<N>/cpulist, intersected with the CPUs this process may
     already use (a SLURM or cgroup cpuset is respected, never widened).
     Only CPU affinity is set; memory follows through the kernel's first-touch policy.  For a strict
-    memory binding use ``numactl --cpunodebind=N --membind=N`` instead.
+    memory binding use ``numactl --cpunodebind=N --membind=N`` instead.  Recent torchrun versions also
+    have a --numa-binding option; this script works with any launcher and can show its plan first.
 
 Usage
-    torchrun --nproc_per_node=8 --no-python python3 numa_bind.py -- python3 train.py --lr 1e-4
+    torchrun --nproc_per_node=8 numa_bind.py -- python3 train.py --lr 1e-4   # each rank binds, then runs train.py
     python numa_bind.py --dry-run                       # show the plan for LOCAL_RANK (default 0)
     python numa_bind.py --numa-node 1 -- python3 -c "import os; print(sorted(os.sched_getaffinity(0)))"
     Library: from numa_bind import bind_to_gpu_numa_node; bind_to_gpu_numa_node(local_rank)
@@ -198,10 +199,14 @@ def build_parser() -> argparse.ArgumentParser:
         "then exec the command given after --.",
         usage="%(prog)s [options] [-- command [args ...]]",
     )
-    parser.add_argument("--local-rank", type=int, default=None, help="GPU to follow (default: $LOCAL_RANK or 0)")
+    parser.add_argument(
+        "--gpu", type=int, default=None, help="CUDA device index to follow (default: $LOCAL_RANK, else 0)"
+    )
     parser.add_argument("--numa-node", type=int, default=None, help="bind to this NUMA node, skipping the GPU lookup")
     parser.add_argument("--dry-run", action="store_true", help="print the plan, bind nothing, run nothing")
-    parser.add_argument("--json", action="store_true", help="print the plan as one JSON object (to stderr with a command)")
+    parser.add_argument(
+        "--json", action="store_true", help="print the plan as one JSON object (to stderr with a command)"
+    )
     parser.add_argument("--quiet", action="store_true", help="print nothing when all goes well")
     return parser
 
@@ -218,9 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     if not hasattr(os, "sched_setaffinity"):
         print("error: os.sched_setaffinity is not available (Linux only)", file=sys.stderr)
         return EXIT_USAGE
-    local_rank = args.local_rank if args.local_rank is not None else int(os.environ.get("LOCAL_RANK", "0"))
+    local_rank = args.gpu if args.gpu is not None else int(os.environ.get("LOCAL_RANK", "0"))
     if local_rank < 0:
-        parser.error("--local-rank must be >= 0")
+        parser.error("--gpu must be >= 0")
     try:
         result = plan(local_rank, args.numa_node)
     except LookupError as exc:

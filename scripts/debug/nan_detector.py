@@ -50,14 +50,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
 KINDS = ("nan", "inf", "overflow", "underflow")
 
 
-@dataclass
-class Finding:
+class Finding(NamedTuple):
     """One problem seen for the first time: where (module, output index or weight name), when and what."""
 
     step: int
@@ -159,7 +158,7 @@ class NanDetector:
                 continue
             self._seen.add(key)
             self.findings.append(
-                Finding(self.step, module, where, kind, str(tensor.dtype).replace("torch.", ""), list(tensor.shape), detail)
+                Finding(self.step, module, where, kind, str(tensor.dtype)[6:], list(tensor.shape), detail)
             )
 
     def _check(self, name: str, module, output) -> None:
@@ -310,15 +309,16 @@ def main(argv: list[str] | None = None) -> int:
         target = modules.get(args.inject_layer)
         if target is None or getattr(target, "weight", None) is None:
             names = [n for n, m in modules.items() if getattr(m, "weight", None) is not None]
-            print(f"error: --inject-layer {args.inject_layer!r} is not a layer with a weight; one of {names}",
-                  file=sys.stderr)
+            print(
+                f"error: --inject-layer {args.inject_layer!r} is not a layer with a weight; one of {names}",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
 
     kinds = tuple(k for k in KINDS if not (args.no_underflow and k == "underflow"))
     generator = torch.Generator().manual_seed(1)
-    with torch.no_grad(), detect(
-        model, check_weights=args.check_weights, overflow_fraction=args.overflow_fraction, kinds=kinds
-    ) as det:
+    det = detect(model, check_weights=args.check_weights, overflow_fraction=args.overflow_fraction, kinds=kinds)
+    with torch.no_grad(), det:
         for step in range(args.steps):
             det.step = step
             if target is not None and step == args.inject_step:
@@ -331,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
             model(x)
 
     if args.json:
-        print(json.dumps({"found": bool(det.findings), "findings": [asdict(f) for f in det.findings]}))
+        print(json.dumps({"found": bool(det.findings), "findings": [f._asdict() for f in det.findings]}))
     else:
         print(det.report())
         if det.first is not None:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Readable output from many ranks: rank prefixes, print on rank 0 only, and non-interleaved prints.
+r"""Readable output from many ranks: rank prefixes, print on rank 0 only, and non-interleaved prints.
 
 Purpose
     With 8 processes per node writing to one terminal or log, lines from different ranks get mixed
@@ -19,7 +19,7 @@ Purpose
 Library use
     from rank_print import locked_print, print0, rank_prefix, setup_logging
     print0("config:", cfg)
-    locked_print(f"{rank_prefix()} step {step}\\n{table}")      # multi-line, never interleaved
+    locked_print(rank_prefix(), "step", step, table, sep="\n")  # multi-line, never interleaved
     setup_logging(); logging.getLogger(__name__).info("hello")   # "[host:r0/l0] INFO hello"
 
 Demo (CLI)
@@ -79,7 +79,8 @@ def output_lock(path: str | None = None):
 
     Raises OSError if the lock file cannot be created.  Blocks until the lock is free.
     """
-    fd = os.open(path or default_lock_path(), os.O_CREAT | os.O_RDWR, 0o666)
+    # Read-only is enough for flock, and works on a lock file another user created with mode 0644.
+    fd = os.open(path or default_lock_path(), os.O_CREAT | os.O_RDONLY, 0o666)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
@@ -125,9 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--blocks", type=int, default=3, help="blocks per rank (default 3)")
     parser.add_argument("--lines", type=int, default=4, help="lines per block (default 4)")
-    parser.add_argument(
-        "--delay", type=float, default=0.005, help="seconds to sleep between lines (default 0.005)"
-    )
+    parser.add_argument("--delay", type=float, default=0.005, help="seconds to sleep between lines (default 0.005)")
     parser.add_argument("--lock", default=None, help=f"lock file (default: ${LOCK_ENV} or <tmp>/rank_print.<uid>.lock)")
     parser.add_argument("--no-lock", action="store_true", help="print without the lock, to see the interleaving")
     return parser

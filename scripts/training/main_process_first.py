@@ -23,7 +23,7 @@ Library use
 
 Demo (CLI)
     torchrun --standalone --nproc_per_node=4 main_process_first.py --cache-dir /tmp/mpf-demo
-    torchrun --standalone --nproc_per_node=4 main_process_first.py --local --backend gloo
+    torchrun --standalone --nproc_per_node=4 main_process_first.py --per-node --backend gloo
     Every rank prints one JSON line {"rank", "action": "wrote"|"read", "start", "end"}; exactly the first
     process writes the cache file, the others read it and start after it finished.
 
@@ -101,14 +101,16 @@ def local_main_process_first(group=None):
 def build_parser() -> argparse.ArgumentParser:
     """Build the command-line parser (does not import torch)."""
     parser = argparse.ArgumentParser(
-        description="main_process_first(): rank 0 (or LOCAL_RANK 0 with --local) runs a block first, the "
+        description="main_process_first(): rank 0 (or LOCAL_RANK 0 with --per-node) runs a block first, the "
         "other ranks wait and then run it.  Demo: the first process writes a cache file, the others read it.",
         epilog="Launch with torchrun, e.g. torchrun --standalone --nproc_per_node=4 main_process_first.py",
     )
     parser.add_argument(
         "--backend", choices=("nccl", "gloo"), default=None, help="default: nccl if CUDA is available, else gloo"
     )
-    parser.add_argument("--local", action="store_true", help="per node: LOCAL_RANK 0 goes first")
+    parser.add_argument(
+        "--per-node", action="store_true", help="LOCAL_RANK 0 of each node goes first (main_process_first(local=True))"
+    )
     parser.add_argument(
         "--cache-dir",
         default=None,
@@ -116,9 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--work-s", type=float, default=0.5, help="seconds the cache build takes (default 0.5)")
     parser.add_argument("--timeout", type=float, default=300.0, help="process-group timeout in s (default 300)")
-    parser.add_argument(
-        "--simulate-failure", action="store_true", help="testing aid: the main process's body raises"
-    )
+    parser.add_argument("--simulate-failure", action="store_true", help="testing aid: the main process's body raises")
     return parser
 
 
@@ -151,10 +151,10 @@ def main(argv: list[str] | None = None) -> int:
         tempfile.gettempdir(), f"main_process_first.{os.environ.get('TORCHELASTIC_RUN_ID', os.getpid())}"
     )
     cache = os.path.join(cache_dir, "cache.json")
-    is_main = local_rank == 0 if args.local else rank == 0
+    is_main = local_rank == 0 if args.per_node else rank == 0
     code = EXIT_OK
     try:
-        with main_process_first(local=args.local):
+        with main_process_first(local=args.per_node):
             start = time.time()
             if is_main and args.simulate_failure:
                 raise ValueError("simulated failure while building the cache")
@@ -175,8 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         record = {"rank": rank, "local_rank": local_rank, "action": action, "built_by": content["built_by"]}
         print(json.dumps({**record, "start": start, "end": end}), flush=True)
         if (action == "wrote") != is_main:
-            print(f"error: rank {rank} {action} the cache, which the main process should have written",
-                  file=sys.stderr)
+            print(f"error: rank {rank} {action} the cache, which the main process should have written", file=sys.stderr)
             code = EXIT_FAIL
     except (RuntimeError, ValueError) as exc:
         print(f"error: rank {rank}: {exc}", file=sys.stderr)

@@ -1,0 +1,468 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Real runs of the debugging, training, compute, checkpoint, calculator and storage scripts, at tiny sizes.
+
+Distributed demos run under ``python -m torch.distributed.run --standalone --nproc_per_node=2`` with
+Gloo.  Calculators are checked against hand-computed values.  A test whose tool is missing (torch, fio)
+is skipped, except when the environment variable CI is "true": there it fails.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "scripts"
+NAN_DETECTOR = SCRIPTS / "debug" / "nan_detector.py"
+MEMORY_REPORT = SCRIPTS / "debug" / "memory_report.py"
+RANK_PRINT = SCRIPTS / "debug" / "rank_print.py"
+MAIN_PROCESS_FIRST = SCRIPTS / "training" / "main_process_first.py"
+NUMA_BIND = SCRIPTS / "compute" / "numa_bind.py"
+SHRINK_TENSORS = SCRIPTS / "checkpoint" / "shrink_tensors.py"
+CONVERT_DTYPE = SCRIPTS / "checkpoint" / "convert_dtype.py"
+FLOPS_MFU = SCRIPTS / "calc" / "flops_mfu.py"
+COLLECTIVE_TIME = SCRIPTS / "calc" / "collective_time.py"
+FIO_BENCH = SCRIPTS / "storage" / "fio_bench.py"
+MIB = 1024**2
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip the test when ``condition`` is false, or fail it when CI == "true"."""
+    if condition:
+        return
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true, so this is a failure rather than a skip)")
+    pytest.skip(reason)
+
+
+def require_torch() -> None:
+    require(importlib.util.find_spec("torch") is not None, f"torch is not importable by {sys.executable}")
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
+    for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "CUDA_VISIBLE_DEVICES"):
+        env.pop(var, None)
+    env.update(extra)
+    return env
+
+
+def run(args: list[str], timeout: float = 120, **env: str) -> subprocess.CompletedProcess:
+    """Run a command from the repository root and capture its output."""
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=REPO, env=_env(**env))
+
+
+def torchrun(script: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run ``script`` on 2 local CPU ranks with torch.distributed.run."""
+    return run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(script), *args]
+    )
+
+
+def load_script(path: Path):
+    """Import a script as a module (without writing __pycache__ into scripts/)."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = saved
+    return module
+
+
+def calc(script: Path, *args: str) -> dict:
+    proc = run([sys.executable, str(script), *args, "--json"], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+# --------------------------------------------------------------------------- nan_detector
+
+
+def test_nan_detector_library_names_first_module():
+    require_torch()
+    import torch
+    from torch import nn
+
+    nd = load_script(NAN_DETECTOR)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 1))
+    x = torch.randn(2, 4)
+    with torch.no_grad(), nd.detect(model, check_weights=True) as det:
+        model(x)
+        assert det.findings == []
+        det.next_step()
+        model[2][0].weight[1, 1] = float("nan")
+        model(x)
+    first = det.first
+    assert (first.step, first.module, first.where, first.kind) == (1, "2.0", "weight:weight", "nan")
+    outputs = [f for f in det.findings if f.where.startswith("output")]
+    assert (outputs[0].module, outputs[0].where, outputs[0].kind) == ("2.0", "output:0", "nan")
+    assert [f.module for f in outputs] == ["2.0", "2.1", "2", "3", "<root>"]  # then it propagates
+    assert "step 1: nan" in det.report() and "'2.0'" in det.report()
+    # Hooks are gone after the with block.
+    n = len(det.findings)
+    model(x)
+    assert len(det.findings) == n
+
+
+def test_nan_detector_overflow_and_underflow_checks():
+    require_torch()
+    import torch
+
+    nd = load_script(NAN_DETECTOR)
+    kinds = lambda t: [k for k, _ in nd.tensor_problems(t)]  # noqa: E731
+    assert kinds(torch.tensor([1.0, -2.0], dtype=torch.float16)) == []
+    assert kinds(torch.tensor([40000.0, 1.0], dtype=torch.float16)) == ["overflow"]  # > 0.5 * 65504
+    assert kinds(torch.tensor([30000.0], dtype=torch.float16)) == []
+    assert kinds(torch.tensor([1e-6, 0.0, 1.0], dtype=torch.float16)) == ["underflow"]  # 1e-6 < 6.1e-5
+    assert kinds(torch.tensor([float("inf"), float("nan"), 1.0])) == ["nan", "inf"]
+    assert kinds(torch.tensor([1, 2])) == []  # integer tensors are not checked
+    assert [k for k, _ in nd.tensor_problems(torch.tensor([1e-6], dtype=torch.float16), check_underflow=False)] == []
+    # Outputs nested in tuples and dicts are searched and indexed.
+    found = list(nd.iter_tensors((torch.zeros(1), {"a": [torch.ones(1)]})))
+    assert [path for path, _ in found] == ["0", "1.a.0"]
+
+
+def test_nan_detector_cli_demo():
+    require_torch()
+    clean = run([sys.executable, str(NAN_DETECTOR), "--demo", "--device=cpu", "--json"])
+    assert clean.returncode == 0, clean.stderr
+    assert json.loads(clean.stdout) == {"found": False, "findings": []}
+    proc = run(
+        [sys.executable, str(NAN_DETECTOR), "--demo", "--device=cpu", "--inject-layer=blocks.2.fc1", "--inject-step=1"]
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "first: module 'blocks.2.fc1' output:0 produced nan at step 1" in proc.stdout
+    bad = run([sys.executable, str(NAN_DETECTOR), "--demo", "--device=cpu", "--inject-layer=nope"])
+    assert bad.returncode == 2 and "nope" in bad.stderr
+
+
+# --------------------------------------------------------------------------- memory_report
+
+
+def test_memory_report_sees_allocation():
+    require_torch()
+    out = calc(MEMORY_REPORT, "--mib=64", "--device=cpu")
+    assert out["device"] == "cpu" and out["after"]["cuda"] is None
+    assert out["before"]["rss_bytes"] > 0
+    assert 60 * MIB <= out["rss_delta_bytes"] <= 200 * MIB, out
+    assert out["after"]["peak_rss_bytes"] >= out["after"]["rss_bytes"]
+    text = run([sys.executable, str(MEMORY_REPORT), "--mib=8", "--device=cpu"]).stdout
+    assert re.search(r"\[memory\] after allocating 8 MiB on cpu: rss \d+\.\d{3} GiB \(peak", text), text
+
+
+def test_memory_report_library(capsys):
+    mr = load_script(MEMORY_REPORT)
+    stats = mr.report("here", file=sys.stdout)
+    assert stats["tag"] == "here" and stats["peak_rss_bytes"] > 0
+    assert capsys.readouterr().out.startswith("[memory] here: rss ")
+
+
+# --------------------------------------------------------------------------- rank_print
+
+
+def test_rank_print_blocks_never_interleave(tmp_path: Path):
+    require_torch()  # for torch.distributed.run; the script itself needs no torch
+    blocks, lines = 4, 5
+    proc = torchrun(RANK_PRINT, f"--blocks={blocks}", f"--lines={lines}", "--delay=0.01", f"--lock={tmp_path / 'l'}")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [re.fullmatch(r"\[[^]]+:r(\d)/l(\d)\] block (\d+) line (\d+)/\d+", ln) for ln in proc.stdout.splitlines()]
+    rows = [tuple(int(g) for g in m.groups()) for m in rows if m]
+    assert len(rows) == 2 * blocks * lines, proc.stdout
+    # Cut the output into runs of `lines` lines: each run must be one whole block of one rank, in order.
+    for start in range(0, len(rows), lines):
+        chunk = rows[start : start + lines]
+        assert len({(r, b) for r, _, b, _ in chunk}) == 1, f"interleaved block:\n{proc.stdout}"
+        assert [line for *_, line in chunk] == list(range(lines))
+        assert chunk[0][0] == chunk[0][1]  # RANK == LOCAL_RANK on one node
+    assert sorted({(r, b) for r, _, b, _ in rows}) == [(r, b) for r in (0, 1) for b in range(blocks)]
+    assert sum("world size 2" in ln for ln in proc.stdout.splitlines()) == 1  # print0: rank 0 only
+    assert re.search(r"^\[[^]]+:r1/l1\] INFO done$", proc.stderr, re.M), proc.stderr
+
+
+def test_rank_print_helpers(tmp_path: Path, monkeypatch, capsys):
+    rp = load_script(RANK_PRINT)
+    monkeypatch.setenv("RANK", "3")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    assert rp.rank_prefix().endswith(":r3/l1]")
+    rp.print0("hidden")
+    rp.locked_print("a\nb", lock=str(tmp_path / "lock"))
+    assert capsys.readouterr().out == "a\nb\n"
+    import logging
+
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "one\ntwo", None, None)
+    formatted = rp.RankFormatter("%(message)s").format(record)
+    assert [ln.split("] ", 1)[1] for ln in formatted.splitlines()] == ["one", "two"]
+    assert all(ln.startswith("[") and ":r3/l1]" in ln for ln in formatted.splitlines())
+    monkeypatch.setenv("RANK_PRINT_LOCK", str(tmp_path / "env.lock"))
+    assert rp.default_lock_path() == str(tmp_path / "env.lock")
+
+
+# --------------------------------------------------------------------------- main_process_first
+
+
+def test_main_process_first_order(tmp_path: Path):
+    require_torch()
+    proc = torchrun(MAIN_PROCESS_FIRST, "--backend=gloo", f"--cache-dir={tmp_path}", "--work-s=0.5", "--timeout=60")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    records = {r["rank"]: r for r in map(json.loads, filter(None, proc.stdout.splitlines()))}
+    assert records[0]["action"] == "wrote" and records[1]["action"] == "read"
+    assert records[1]["built_by"] == 0
+    assert records[1]["start"] >= records[0]["end"]  # rank 1 entered the body only after rank 0 left it
+    assert json.loads((tmp_path / "cache.json").read_text())["built_by"] == 0
+
+
+def test_main_process_first_local_failure_does_not_hang(tmp_path: Path):
+    require_torch()
+    proc = torchrun(
+        MAIN_PROCESS_FIRST,
+        "--backend=gloo",
+        "--per-node",
+        f"--cache-dir={tmp_path}",
+        "--timeout=60",
+        "--simulate-failure",
+    )
+    assert proc.returncode != 0
+    assert "error: rank 0: simulated failure" in proc.stderr
+    assert "the body failed on LOCAL_RANK 0 of some node; not running it on rank 1" in proc.stderr
+    assert not (tmp_path / "cache.json").exists()
+
+
+def test_main_process_first_without_distributed_just_runs():
+    require_torch()
+    mpf = load_script(MAIN_PROCESS_FIRST)
+    ran = []
+    with mpf.main_process_first():
+        ran.append(1)
+    with mpf.local_main_process_first():
+        ran.append(2)
+    assert ran == [1, 2]
+
+
+# --------------------------------------------------------------------------- numa_bind
+
+
+def test_numa_bind_parsers():
+    nb = load_script(NUMA_BIND)
+    assert nb.parse_cpulist("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11]
+    assert nb.parse_cpulist("") == []
+    assert nb.format_cpus([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8"
+    assert nb.sysfs_bus_id("00000000:3B:00.0") == "0000:3b:00.0"
+    gpus = [(0, "GPU-aaa", "00000000:18:00.0"), (1, "GPU-bbb", "00000000:3B:00.0")]
+    assert nb.physical_gpu(1, gpus)[0] == 1
+    os.environ["CUDA_VISIBLE_DEVICES"] = "1,0"
+    try:
+        assert nb.physical_gpu(0, gpus)[0] == 1
+        os.environ["CUDA_VISIBLE_DEVICES"] = "GPU-bb"
+        assert nb.physical_gpu(0, gpus)[1] == "GPU-bbb"
+        with pytest.raises(LookupError):
+            nb.physical_gpu(1, gpus)
+    finally:
+        del os.environ["CUDA_VISIBLE_DEVICES"]
+
+
+def _node0_cpus() -> list[int]:
+    nb = load_script(NUMA_BIND)
+    require(bool(nb.numa_nodes()), "no NUMA information in /sys/devices/system/node")
+    return sorted(set(nb.node_cpus(0)) & os.sched_getaffinity(0))
+
+
+def test_numa_bind_dry_run():
+    cpus = _node0_cpus()
+    proc = run([sys.executable, str(NUMA_BIND), "--dry-run", "--json"], PATH="/usr/bin:/bin", LOCAL_RANK="0")
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    assert plan["dry_run"] is True and "affinity" not in plan
+    assert plan["node"] in plan["numa_nodes"] and set(plan["cpus"]) <= set(plan["allowed_cpus"])
+    if shutil.which("nvidia-smi", path="/usr/bin:/bin") is None:
+        assert plan["node"] == 0 and plan["cpus"] == cpus and plan["reason"].startswith("fallback")
+    text = run([sys.executable, str(NUMA_BIND), "--dry-run", "--numa-node=0"])
+    assert text.returncode == 0 and "would bind to NUMA node 0 CPUs" in text.stdout
+    missing = run([sys.executable, str(NUMA_BIND), "--dry-run", "--numa-node=4096"])
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_numa_bind_real_bind_and_exec():
+    cpus = _node0_cpus()
+    show = "import os; print(sorted(os.sched_getaffinity(0)))"
+    proc = run([sys.executable, str(NUMA_BIND), "--numa-node=0", "--", "python3", "-c", show])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(cpus)
+    assert "bound to NUMA node 0" in proc.stderr
+
+
+def test_numa_bind_restricts_to_one_cpu_with_fake_sysfs(tmp_path: Path):
+    """Bind to a fake node holding one CPU, to see that the affinity really shrinks."""
+    allowed = sorted(os.sched_getaffinity(0))
+    require(len(allowed) >= 2, "needs at least 2 usable CPUs")
+    for node, cpu in ((0, allowed[0]), (1, allowed[-1])):
+        (tmp_path / f"node{node}").mkdir()
+        (tmp_path / f"node{node}" / "cpulist").write_text(f"{cpu}\n")
+    code = (
+        "import importlib.util, sys; spec = importlib.util.spec_from_file_location('nb', sys.argv[1]); "
+        "nb = importlib.util.module_from_spec(spec); spec.loader.exec_module(nb); nb.NODE_DIR = sys.argv[2]; "
+        "sys.exit(nb.main(sys.argv[3:]))"
+    )
+    show = "import os; print(sorted(os.sched_getaffinity(0)))"
+    proc = run(
+        [sys.executable, "-c", code, str(NUMA_BIND), str(tmp_path), "--numa-node=1", "--", sys.executable, "-c", show]
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str([allowed[-1]])
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+def test_shrink_tensors(tmp_path: Path):
+    require_torch()
+    import torch
+
+    big = torch.arange(1_000_000, dtype=torch.float32)
+    state = {"w": big[:1000], "nested": {"list": [big[10:20], torch.arange(3)], "step": 7}, "tied": None}
+    state["tied"] = state["w"]
+    src, dst = tmp_path / "in.pt", tmp_path / "out.pt"
+    torch.save(state, src)
+    out = calc(SHRINK_TENSORS, str(src), "-o", str(dst))
+    assert out["shrunk"] == 2, out
+    assert out["storage_bytes_before"] >= 4_000_000 and out["storage_bytes_after"] < 10_000
+    assert dst.stat().st_size < src.stat().st_size / 100
+    assert out["file_bytes_after"] == dst.stat().st_size
+    loaded = torch.load(dst, weights_only=True)
+    assert torch.equal(loaded["w"], big[:1000]) and torch.equal(loaded["nested"]["list"][0], big[10:20])
+    assert torch.equal(loaded["nested"]["list"][1], torch.arange(3)) and loaded["nested"]["step"] == 7
+    assert loaded["w"].untyped_storage().nbytes() == 4000
+    assert loaded["tied"].untyped_storage().data_ptr() == loaded["w"].untyped_storage().data_ptr()
+    # A second pass has nothing left to do.
+    again = calc(SHRINK_TENSORS, str(dst), "--in-place")
+    assert again["shrunk"] == 0 and again["storage_bytes_after"] == again["storage_bytes_before"]
+
+
+def test_convert_dtype(tmp_path: Path):
+    require_torch()
+    import torch
+
+    state = {
+        "w": torch.randn(8, 4),
+        "b": torch.randn(4, dtype=torch.float64),
+        "h": torch.ones(2, dtype=torch.bfloat16),
+        "ids": torch.arange(5),
+        "mask": torch.tensor([True, False]),
+        "meta": {"epoch": 2},
+    }
+    src, dst = tmp_path / "in.pt", tmp_path / "out.pt"
+    torch.save(state, src)
+    out = calc(CONVERT_DTYPE, str(src), "-o", str(dst), "--dtype=bf16")
+    assert (out["tensors"], out["converted"], out["already"], out["non_float"]) == (5, 2, 1, 2)
+    assert out["bytes_before"] == 32 * 4 + 4 * 8 + 2 * 2 + 5 * 8 + 2
+    assert out["bytes_after"] == 32 * 2 + 4 * 2 + 2 * 2 + 5 * 8 + 2
+    loaded = torch.load(dst, weights_only=True)
+    assert {k: v.dtype for k, v in loaded.items() if k != "meta"} == {
+        "w": torch.bfloat16,
+        "b": torch.bfloat16,
+        "h": torch.bfloat16,
+        "ids": torch.int64,
+        "mask": torch.bool,
+    }
+    assert torch.equal(loaded["ids"], state["ids"]) and loaded["meta"] == {"epoch": 2}
+    assert torch.allclose(loaded["w"].float(), state["w"], rtol=1e-2, atol=1e-2)
+    # fp16 overflow is refused unless allowed.
+    torch.save({"x": torch.tensor([1e5, 1.0])}, src)
+    refused = run([sys.executable, str(CONVERT_DTYPE), str(src), "-o", str(tmp_path / "f16.pt"), "--dtype=fp16"])
+    assert refused.returncode == 1 and "became inf" in refused.stderr
+    assert not (tmp_path / "f16.pt").exists()
+    allowed = calc(CONVERT_DTYPE, str(src), "-o", str(tmp_path / "f16.pt"), "--dtype=fp16", "--allow-overflow")
+    assert allowed["overflowed"] == 1 and allowed["written"]
+
+
+# --------------------------------------------------------------------------- calculators
+
+
+def test_flops_mfu_hand_computed():
+    args = ["--params", "7", "--layers", "32", "--seq-len", "4096", "--hidden", "4096", "--peak-tflops", "989"]
+    out = calc(FLOPS_MFU, *args, "--tokens-per-sec", "3000")
+    # 6N = 4.2e10; attention (Kaplan) 6 * 32 * 4096 * 4096 = 3_221_225_472.
+    assert out["flops_per_token"] == {"dense": 4.2e10, "attention": 3_221_225_472, "total": 45_221_225_472}
+    # 3000 tokens/s * 45_221_225_472 = 135.66 TFLOPS; / 989 = 13.717 %.
+    assert out["achieved_tflops_per_gpu"] == pytest.approx(135.663676416)
+    assert out["mfu_pct"] == pytest.approx(13.7172574738, rel=1e-9)
+    total = calc(FLOPS_MFU, *args, "--tokens-per-sec", "192000", "--total", "--gpus", "64")
+    assert total["tokens_per_sec_per_gpu"] == 3000 and total["mfu_pct"] == pytest.approx(out["mfu_pct"])
+    palm = calc(FLOPS_MFU, *args, "--tokens-per-sec", "3000", "--attention-convention", "palm")
+    assert palm["flops_per_token"]["attention"] == 2 * 3_221_225_472
+    # No attention term: 6N only; full recompute adds 2N: HFU = MFU * 8/6.
+    dense = calc(FLOPS_MFU, "--params", "1", "--tokens-per-sec", "1000", "--peak-tflops", "100", "--recompute", "full")
+    assert dense["mfu_pct"] == pytest.approx(6.0) and dense["hfu_pct"] == pytest.approx(8.0)
+    help_text = run([sys.executable, str(FLOPS_MFU), "--help"]).stdout
+    assert "Kaplan" in help_text and "PaLM" in help_text
+    partial = run([sys.executable, str(FLOPS_MFU), "--params", "7", "--layers", "32"])
+    assert partial.returncode == 2 and "--seq-len" in partial.stderr
+
+
+def test_collective_time_hand_computed():
+    out = calc(COLLECTIVE_TIME, "--bytes", "1e9", "--ranks", "8", "--busbw", "100", "--latency-us", "5")
+    by_op = {r["op"]: r for r in out["results"]}
+    # all-reduce: 1e9 * 2 * 7/8 / 100e9 = 17.5 ms, plus 14 steps * 5 us = 70 us.
+    assert by_op["all_reduce"]["time_us"] == pytest.approx(17_570)
+    # the others: 1e9 * 7/8 / 100e9 = 8.75 ms, plus 7 steps * 5 us.
+    for op in ("all_gather", "reduce_scatter", "all_to_all"):
+        assert by_op[op]["time_us"] == pytest.approx(8_785)
+    one = calc(COLLECTIVE_TIME, "--bytes", "1G", "--ranks", "2", "--busbw", "50", "--op", "all_gather")
+    assert [r["op"] for r in one["results"]] == ["all_gather"]
+    assert one["results"][0]["time_us"] == pytest.approx(2**30 * 0.5 / 50e9 * 1e6)
+    text = run([sys.executable, str(COLLECTIVE_TIME), "--bytes", "1e9", "--ranks", "8", "--busbw", "100"]).stdout
+    assert re.search(r"^all_reduce\s+1\.7500\s+14\s+17500\.00\s+57\.143$", text, re.M), text
+    assert run([sys.executable, str(COLLECTIVE_TIME), "--bytes", "1e9", "--ranks", "1", "--busbw", "1"]).returncode == 2
+
+
+# --------------------------------------------------------------------------- fio_bench
+
+
+def test_fio_bench_tiny(tmp_path: Path):
+    require(shutil.which("fio") is not None, "fio is not installed (apt-get install -y fio)")
+    out_json = tmp_path / "fio.json"
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = run(
+        [
+            sys.executable,
+            str(FIO_BENCH),
+            f"--dir={work}",
+            "--size=4M",
+            "--runtime=1",
+            "--numjobs=1",
+            "--iodepth=2",
+            "--direct=0",  # tmp may be tmpfs, which refuses O_DIRECT
+            f"--json-out={out_json}",
+        ],
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert list(work.iterdir()) == []  # test files removed
+    saved = json.loads(out_json.read_text())
+    assert [r["job"] for r in saved["results"]] == ["seq-write", "seq-read", "rand-read"]
+    for r in saved["results"]:
+        assert r["bandwidth_mbps"] > 0 and r["iops"] > 0 and r["io_bytes"] > 0
+        assert r["p99_latency_us"] is None or r["p99_latency_us"] > 0
+        # bandwidth / block size = IOPS (fio computes both from the same run)
+        block = 1024**2 if r["bs"] == "1M" else 4096
+        assert r["bandwidth_mbps"] * 1e6 / block == pytest.approx(r["iops"], rel=0.05)
+    assert "| job | rw | bs | bandwidth (MB/s) | IOPS | p99 latency (us) |" in proc.stdout
+    report = run([sys.executable, str(FIO_BENCH), "--report", str(out_json)])
+    assert report.returncode == 0
+    assert report.stdout.count("\n| seq-") == 2 and "| rand-read | randread | 4k |" in report.stdout
+
+
+def test_fio_bench_missing_fio_is_usage_error(tmp_path: Path):
+    proc = run([sys.executable, str(FIO_BENCH), f"--dir={tmp_path}"], PATH=str(tmp_path))
+    assert proc.returncode == 2 and "fio is not installed" in proc.stderr
