@@ -69,3 +69,14 @@ def real_site() -> Path:
 def mini_site() -> Path:
     """The mini fixture book (one of each construct) built once per test session."""
     return _built(FIXTURES / "mini", "mini")
+
+
+# Modules that run real programs (torchrun, SLURM, fio, a browser): integration tests, left out of test-fast.
+INTEGRATION_MODULES = {"test_scripts_run", "test_scripts_toolkit", "test_slurm"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test of an integration module as slow."""
+    for item in items:
+        if item.module.__name__.rsplit(".", 1)[-1] in INTEGRATION_MODULES:
+            item.add_marker(pytest.mark.slow)

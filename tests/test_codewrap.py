@@ -34,3 +34,16 @@ def test_wrap_code_rewrites_only_long_blocks():
     text = second.text_content()
     assert text.count("\u21aa") == 2
     assert text.replace("\u21aa", "").replace("\n", "") == 'b = "' + "y" * 120 + '"'
+
+
+def test_unstyled_spans_are_unwrapped_and_text_kept():
+    from mlbook.codewrap import drop_unstyled_spans
+
+    art = html.fromstring(
+        '<article><pre><code><span class="k">def</span><span class="w"> </span><span class="n">f</span>'
+        '<span class="p">():</span></code></pre></article>'
+    )
+    assert drop_unstyled_spans(art, {"k"}) == 3
+    code = art.cssselect("code")[0]
+    assert [s.get("class") for s in code.iter("span")] == ["k"]
+    assert code.text_content() == "def f():"

@@ -1,0 +1,218 @@
+"""`make bench`: build speed and memory of each stage, against two baselines, on the real and synthetic books.
+
+For each book it measures (wall time, CPU time, peak memory of the whole process tree, pages per second):
+the site build with our plugin, plain `mkdocs build` without it, the PDF step cold and with a warm chunk cache,
+the single-document WeasyPrint floor (all articles concatenated, a simple print stylesheet), the EPUB step, and
+a whole `build` cold and warm. It prints a Markdown table and the ratios, and writes them to .cache/bench/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import synthetic
+
+ROOT = Path(__file__).resolve().parents[2]
+THEME = Path(__file__).resolve().parent / "theme"
+FLOOR_CSS = (
+    "@page { size: A4; margin: 20mm; } body { font-family: 'Noto Serif'; font-size: 10.5pt; } "
+    "pre { white-space: pre-wrap; }"
+)
+
+
+@dataclass
+class Run:
+    """One measured command."""
+
+    book: str
+    stage: str
+    wall_s: float
+    cpu_s: float
+    peak_mb: float
+    pages: int = 0
+
+    @property
+    def pages_per_s(self) -> float:
+        """Pages per second of wall time (0 when the stage makes no pages)."""
+        return self.pages / self.wall_s if self.pages and self.wall_s else 0.0
+
+
+def _tree_rss_mb(pid: int) -> float:
+    """Resident memory of pid and all its descendants, MB (10^6 bytes), from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        todo += children.get(p, [])
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return total / 1e6
+
+
+def measure(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, float, str]:
+    """Run cmd; return (wall s, CPU s of it and its children, peak tree RSS MB, combined output)."""
+    before = os.times()
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    peak = [0.0]
+
+    def sample() -> None:
+        while proc.poll() is None:
+            peak[0] = max(peak[0], _tree_rss_mb(proc.pid))
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out = proc.communicate()[0]
+    wall = time.perf_counter() - start
+    sampler.join()
+    after = os.times()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{out[-3000:]}")
+    return (
+        wall,
+        (after.children_user - before.children_user) + (after.children_system - before.children_system),
+        peak[0],
+        out,
+    )
+
+
+def _pages(out: str) -> int:
+    match = re.search(r"\((\d+) pages\)", out)
+    return int(match.group(1)) if match else 0
+
+
+def bench_book(name: str, root: Path, work: Path, runs: list[Run]) -> None:
+    """Measure every stage of one book (root holds mkdocs.yml) into work/."""
+    py, site = sys.executable, work / "site"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    cache = root / ".cache" / "pdf-chunks"
+
+    def add(stage: str, cmd: list[str], env=None, cwd=root) -> str:
+        wall, cpu, peak, out = measure(cmd, cwd, env)
+        runs.append(Run(name, stage, wall, cpu, peak, _pages(out)))
+        print(f"  {name:10} {stage:24} {wall:7.1f} s", file=sys.stderr)
+        return out
+
+    add("site (mlbook, no PDF/EPUB)", [py, "-m", "mkdocs", "build", "-q", "-d", str(site)], {"MLBOOK_OUTPUTS": "false"})
+    plain = work / "plain.yml"
+    plain.write_text(_without_plugin((root / "mkdocs.yml").read_text(), root))
+    add("baseline: plain mkdocs", [py, "-m", "mkdocs", "build", "-q", "-f", str(plain), "-d", str(work / "plain")])
+    shutil.rmtree(cache, ignore_errors=True)
+    add("pdf (cold)", [py, "-m", "mlbook", "pdf", str(site), "--out", str(work / "book.pdf")])
+    add("pdf (warm cache)", [py, "-m", "mlbook", "pdf", str(site), "--out", str(work / "book2.pdf")])
+    add("baseline: floor", [py, "-m", "mlbook.bench", "--floor", str(site), str(work / "floor.pdf")])
+    add("epub", [py, "-m", "mlbook", "epub", str(site), "--out", str(work / "book.epub")])
+    shutil.rmtree(cache, ignore_errors=True)
+    add("build (cold)", [py, "-m", "mlbook", "build", "--site", str(work / "full")])
+    add("build (warm)", [py, "-m", "mlbook", "build", "--site", str(work / "full")])
+
+
+def _without_plugin(config: str, root: Path) -> str:
+    """The book's mkdocs.yml without our plugin and extension (the plain-MkDocs baseline)."""
+    config = re.sub(r"\n  - mlbook:\n(      .*\n)+", "\n", config)
+    config = config.replace("  - mlbook.spectable\n", "").replace("strict: true", "strict: false")
+    config = re.sub(r"\n\s*- [^\n]*(downloads|scripts)\.md", "", config)
+    config = config.replace("custom_dir: build/mlbook/theme", f"custom_dir: {THEME}")
+    return f"docs_dir: {root / 'book'}\n" + re.sub(r"^docs_dir:.*$", "", config, flags=re.M)
+
+
+def floor(site: Path, out: Path) -> None:
+    """The single-document floor: every chapter's article HTML in one WeasyPrint render, simple stylesheet."""
+    from lxml import html as lhtml
+    from weasyprint import CSS, HTML
+
+    from . import article
+    from .book import Book
+
+    book = Book.load(site)
+    body = "".join(lhtml.tostring(article.load(site, c), encoding="unicode") for c in book.pages())
+    doc = HTML(string=f"<html><body>{body}</body></html>", base_url=site.resolve().as_uri() + "/").render(
+        stylesheets=[CSS(string=FLOOR_CSS)]
+    )
+    doc.write_pdf(out)
+    print(f"floor ({len(doc.pages)} pages)")
+
+
+def table(runs: list[Run]) -> str:
+    """The results as a Markdown table plus the target ratios per book."""
+    lines = [
+        "| Book | Stage | Wall (s) | CPU (s) | Peak memory (MB) | Pages | Pages/s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r.book} | {r.stage} | {r.wall_s:.1f} | {r.cpu_s:.1f} | {r.peak_mb:.0f} | {r.pages or ''} | "
+        f"{r.pages_per_s:.1f} |"
+        if r.pages
+        else f"| {r.book} | {r.stage} | {r.wall_s:.1f} | {r.cpu_s:.1f} | {r.peak_mb:.0f} | | |"
+        for r in runs
+    ]
+    lines += [
+        "",
+        "| Book | PDF / floor (target <= 0.45) | PDF peak MB (target <= 500) | warm / cold build (target <= 0.33) "
+        "| EPUB s (target < 5) |",
+        "|---|---|---|---|---|",
+    ]
+    for book in dict.fromkeys(r.book for r in runs):
+        by = {r.stage: r for r in runs if r.book == book}
+        lines.append(
+            f"| {book} | {by['pdf (cold)'].wall_s / by['baseline: floor'].wall_s:.2f} | {by['pdf (cold)'].peak_mb:.0f} "
+            f"| {by['build (warm)'].wall_s / by['build (cold)'].wall_s:.2f} | {by['epub'].wall_s:.1f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark (or, with --floor, only the floor render used as a baseline)."""
+    parser = argparse.ArgumentParser(prog="python -m mlbook.bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="real book and the 250,000-word book only (no 3x book)")
+    parser.add_argument("--out", default=str(ROOT / ".cache" / "bench"), help="work and results folder")
+    parser.add_argument("--floor", nargs=2, metavar=("SITE", "OUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.floor:
+        floor(Path(args.floor[0]), Path(args.floor[1]))
+        return 0
+    out, runs = Path(args.out), []
+    books = [("real", ROOT), ("synthetic", synthetic.generate(out / "synthetic-src", 250_000, theme_dir=THEME))]
+    if not args.quick:
+        books.append(("synthetic3x", synthetic.generate(out / "synthetic3x-src", 750_000, theme_dir=THEME)))
+    for name, root in books:
+        bench_book(name, root, out / name, runs)
+    text = table(runs)
+    (out / "bench.md").write_text(text)
+    (out / "bench.json").write_text(json.dumps([asdict(r) for r in runs], indent=2))
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
