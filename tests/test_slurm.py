@@ -20,6 +20,7 @@ running the tests.  Without them the tests skip, except under CI=true, where the
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import pwd
 import re
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from conftest import require
 
 REPO = Path(__file__).resolve().parents[1]
@@ -134,9 +136,13 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
 ReturnToService=2
-# sbatch --wait polls every 2 s only while MinJobAge is at most 4 s (it backs off to 8 and 32 s otherwise);
-# finished jobs are forgotten after 4 s, which the tests allow for.
+# Keep finished jobs for the whole session (0 = never purge), so that the tests can read their state
+# and exit codes.  It also keeps sbatch --wait polling every 2 s: it backs off to 8 and 32 s when
+# MinJobAge is 5 s or more.
 MinJobAge=4
+# Schedule every second (default 60 s, backfill 30 s): a job whose --begin time has come, or a
+# requeued job, would otherwise wait up to a minute.
+SchedulerParameters=sched_interval=1,bf_interval=1
 # Let the nodes claim more CPUs, memory and GPUs than the machine has, so that the launchers'
 # #SBATCH requests (8 GPUs, 32 CPUs per node) schedule unmodified.
 SlurmdParameters=config_overrides
@@ -283,12 +289,48 @@ def start_cluster(root: Path, munge_dir: Path, tools: dict[str, str]) -> Cluster
     return cluster
 
 
-def stop_cluster(root: Path, munge_dir: Path) -> None:
-    """Stop exactly the daemons started by start_cluster, by their pid files."""
+def job_step_daemons(conf: Path) -> list[int]:
+    """Pids of the slurmstepd processes of this cluster (their environment names its slurm.conf)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if not (proc / "cmdline").read_bytes().startswith(b"slurmstepd"):
+                continue
+            environ = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"SLURM_CONF={conf}".encode() in environ:
+            pids.append(int(proc.name))
+    return pids
+
+
+def stop_cluster(root: Path, munge_dir: Path, cluster: Cluster | None = None) -> None:
+    """Cancel the test jobs left, then stop exactly the daemons started by start_cluster (pid files).
+
+    A job's slurmstepd reports the job's end to slurmctld and slurmd after sbatch --wait has
+    returned; the daemons stay up until the steps of this cluster have exited (or 15 s have passed,
+    then the steps are killed), so that no step is left retrying against stopped daemons.
+    """
+    conf = root / "slurm.conf"
+    if cluster is not None:
+        # Only this cluster's jobs: the client talks to the slurmctld of cluster.conf.
+        cluster.run("scancel", "--user=root", timeout=30)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and (
+            cluster.run("squeue", "-h", "-o", "%i").stdout.strip() or job_step_daemons(conf)
+        ):
+            time.sleep(0.2)
     for node in NODES:
         stop_daemon(root / "pid" / f"slurmd-{node}.pid")
     stop_daemon(root / "pid" / "slurmctld.pid")
     stop_daemon(munge_dir / "munged.pid")
+    for pid in job_step_daemons(conf):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 @pytest.fixture(scope="session")
@@ -310,9 +352,247 @@ def slurm(tmp_path_factory) -> Iterator[Cluster]:
     root = tmp_path_factory.mktemp("slurm")
     # munged runs as the user munge, which cannot enter pytest's private (0700) temporary folders.
     munge_dir = Path(tempfile.mkdtemp(prefix="slurm-test-munge-"))
+    cluster = None
     try:
         cluster = start_cluster(root, munge_dir, tools)
         yield cluster
     finally:
-        stop_cluster(root, munge_dir)
+        stop_cluster(root, munge_dir, cluster)
         shutil.rmtree(munge_dir, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def job_env(**extra: str) -> dict[str, str]:
+    """Variables for a launcher test: CPU mode (Gloo, 2 ranks per node) and this test's Python."""
+    return {"BACKEND": "gloo", "GPUS_PER_NODE": "2", "PYTHON": sys.executable, **extra}
+
+
+def sbatch_wait(
+    cluster: Cluster, script: Path, options: list[str], args: list[str] = (), cwd: Path = REPO, **env: str
+) -> tuple[str, int, str]:
+    """Submit ``script`` unmodified with ``sbatch --wait``; return (job id, exit code, sbatch's stderr).
+
+    sbatch --wait returns when the job has ended, with the job's exit code (the highest of all tasks
+    for an array).  ``options`` override #SBATCH lines; ``env`` reaches the job (sbatch exports it).
+    """
+    proc = cluster.run("sbatch", "--wait", "--parsable", *options, str(script), *args, cwd=cwd, timeout=180, **env)
+    job_id = proc.stdout.strip().split(";")[0]
+    assert job_id.isdigit(), f"sbatch did not submit {script.name}: {proc.stdout}{proc.stderr}\n{cluster.logs()}"
+    return job_id, proc.returncode, proc.stderr
+
+
+def read_output(path: Path) -> str:
+    assert path.is_file(), f"no job output file {path}"
+    return path.read_text(errors="replace")
+
+
+def require_no_nvidia_smi() -> None:
+    if shutil.which("nvidia-smi"):
+        pytest.skip("nvidia-smi is installed here; this test checks the refusal on a machine without GPUs")
+
+
+# --------------------------------------------------------------------------- the cluster itself
+
+
+def test_cluster_has_two_nodes_with_eight_gpus(slurm: Cluster):
+    proc = slurm.run("sinfo", "-h", "-N", "-o", "%N %T %G %c")
+    assert proc.returncode == 0, proc.stderr
+    rows = sorted(line.split() for line in proc.stdout.splitlines() if line.strip())
+    assert [row[0] for row in rows] == list(NODES), proc.stdout
+    for _node, _state, gres, cpus in rows:
+        assert gres.startswith("gpu:8") and cpus == "64", proc.stdout
+
+
+# --------------------------------------------------------------------------- multi-node launchers
+
+TWO_NODE_LAUNCHERS = {
+    "torchrun": ("torchrun-multinode.slurm", ["--cpus-per-task=2"]),
+    "srun": ("srun-launch.slurm", ["--cpus-per-task=1"]),
+    "accelerate": ("accelerate-multinode.slurm", ["--cpus-per-task=2"]),
+}
+
+
+def require_launcher_python(name: str) -> None:
+    require(importlib.util.find_spec("torch") is not None, f"torch is not importable by {sys.executable}")
+    if name == "accelerate":
+        require(
+            importlib.util.find_spec("accelerate") is not None,
+            f"accelerate is not importable by {sys.executable} (pip install -e '.[scripts]')",
+        )
+
+
+def check_sanity_output(text: str) -> None:
+    """dist_sanity_check.py ran 4 ranks, 2 per node, and rank 0 printed its OK line."""
+    assert SANITY_OK in text, text
+    found = set(re.findall(r"rank=(\d) local_rank=(\d) world_size=4 device=cpu", text))
+    assert found == {("0", "0"), ("1", "1"), ("2", "0"), ("3", "1")}, text
+
+
+@pytest.mark.parametrize("name", sorted(TWO_NODE_LAUNCHERS))
+def test_launcher_runs_sanity_check_on_two_nodes(slurm: Cluster, tmp_path: Path, name: str):
+    """The launcher runs dist_sanity_check.py on 2 nodes x 2 Gloo ranks; the job exits 0."""
+    require_launcher_python(name)
+    script, options = TWO_NODE_LAUNCHERS[name]
+    out = tmp_path / "job.out"
+    job_id, code, err = sbatch_wait(
+        slurm,
+        SLURM_DIR / script,
+        [*options, "--time=5", f"--output={out}"],
+        MASTER_PORT=str(free_port()),
+        **job_env(),
+    )
+    text = read_output(out)
+    assert code == 0, f"job {job_id} exited {code}: {err}\n{text}"
+    assert "nodes=2" in text and "backend=gloo" in text, text
+    check_sanity_output(text)
+
+
+@pytest.mark.parametrize("name", sorted(TWO_NODE_LAUNCHERS))
+def test_launcher_refuses_nccl_without_gpu(slurm: Cluster, tmp_path: Path, name: str):
+    """BACKEND=nccl on nodes without NVIDIA GPUs: the job fails with a clear message, never runs on CPU."""
+    require_no_nvidia_smi()
+    script, options = TWO_NODE_LAUNCHERS[name]
+    out = tmp_path / "job.out"
+    job_id, code, _ = sbatch_wait(
+        slurm, SLURM_DIR / script, [*options, "--time=5", f"--output={out}"], **job_env(BACKEND="nccl")
+    )
+    text = read_output(out)
+    assert code != 0, f"job {job_id} exited 0 with BACKEND=nccl on a node without GPUs:\n{text}"
+    assert "BACKEND=nccl but nvidia-smi was not found" in text, text
+    assert "OK:" not in text and "rank=" not in text, text
+
+
+# --------------------------------------------------------------------------- job array
+
+
+def test_job_array_runs_every_task_with_throttle(slurm: Cluster, tmp_path: Path):
+    """--array=1-5%2 over a 5-task file: each task runs its own line, at most 2 at a time."""
+    work = tmp_path / "work"
+    work.mkdir()
+    lines = ["# sweep used by tests/test_slurm.py", ""]
+    for index in range(1, 6):
+        record = work / f"task{index}.txt"
+        lines.append(
+            f'echo "line={index} index=$TASK_INDEX count=$TASK_COUNT start=$(date +%s.%N)" > {record}; '
+            f'sleep 1; echo "end=$(date +%s.%N)" >> {record}'
+        )
+        if index == 2:
+            lines.append("   # an indented comment, not a task")
+    task_file = tmp_path / "tasks.txt"
+    task_file.write_text("\n".join(lines) + "\n")
+    options = ["--array=1-5%2", "--time=5", f"--output={tmp_path}/%x-%A_%a.out"]
+    job_id, code, err = sbatch_wait(slurm, SLURM_DIR / "job-array.slurm", options, TASK_FILE=str(task_file))
+    logs = "\n".join(p.read_text() for p in sorted(tmp_path.glob("job-array-*.out")))
+    assert code == 0, f"array {job_id} exited {code}: {err}\n{logs}"
+    assert len(list(tmp_path.glob(f"job-array-{job_id}_*.out"))) == 5, logs
+    intervals = []
+    for index in range(1, 6):
+        text = read_output(work / f"task{index}.txt")
+        match = re.search(r"line=(\d) index=(\d) count=(\d) start=([\d.]+)\s+end=([\d.]+)", text)
+        assert match, text
+        assert match.group(1, 2, 3) == (str(index), str(index), "5"), text
+        intervals.append((float(match.group(4)), float(match.group(5))))
+    most_at_once = max(sum(start <= t < end for start, end in intervals) for t, _ in intervals)
+    assert most_at_once <= 2, f"more than 2 array tasks ran at once: {sorted(intervals)}"
+
+    # An index beyond the task file is a configuration error (exit 2) with a clear message.
+    job_id, code, _ = sbatch_wait(
+        slurm,
+        SLURM_DIR / "job-array.slurm",
+        ["--array=6", "--time=5", f"--output={tmp_path}/bad-%A_%a.out"],
+        TASK_FILE=str(task_file),
+    )
+    text = read_output(tmp_path / f"bad-{job_id}_6.out")
+    assert code == 2 and "array index 6 is outside 1..5" in text, text
+
+
+# --------------------------------------------------------------------------- cron-style resubmission
+
+
+def queued(cluster: Cluster, name: str, states: str = "PENDING,RUNNING") -> list[str]:
+    """Ids of the jobs called ``name`` in one of ``states`` (a finished job may still be COMPLETING)."""
+    proc = cluster.run("squeue", "-h", "--name", name, f"--states={states}", "-o", "%i")
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+def test_cron_resubmits_itself_once_and_stop_file_ends_chain(slurm: Cluster, tmp_path: Path):
+    """A run works and queues the next; a second chain is refused; the stop file ends the chain."""
+    name = f"cron-test-{os.getpid()}"
+    script = SLURM_DIR / "cron-resubmit.slurm"
+    work = ["sh", "-c", 'echo "run $SLURM_JOB_ID" >> work.log']
+    options = [f"--job-name={name}", "--time=2"]
+    # The next run starts 10 s after this one: enough for the duplicate-chain check below.
+    first, code, err = sbatch_wait(slurm, script, options, work, cwd=tmp_path, INTERVAL="10")
+    text = read_output(tmp_path / f"{name}-{first}.out")
+    assert code == 0, f"{err}\n{text}"
+    match = re.search(r"next run is job (\d+), not before now\+10", text)
+    assert match, text
+    second = match.group(1)
+    assert queued(slurm, name) == [second]
+
+    # Starting the chain again while a run is queued does the work but queues nothing more.
+    again, code, err = sbatch_wait(slurm, script, options, work, cwd=tmp_path, INTERVAL="10")
+    text = read_output(tmp_path / f"{name}-{again}.out")
+    assert code == 0 and f"already queued (job {second})" in text, f"{err}\n{text}"
+    assert queued(slurm, name) == [second]
+
+    # The stop file ends the chain: the queued run starts, does nothing and submits nothing.
+    (tmp_path / f"{name}.stop").touch()
+    wait_for(lambda: not queued(slurm, name, "PENDING,RUNNING,COMPLETING"), 60, f"the queued run {second} to end")
+    text = read_output(tmp_path / f"{name}-{second}.out")
+    assert "stop file" in text and "the chain ends here" in text, text
+    assert "next run is job" not in text, text
+    assert (tmp_path / "work.log").read_text().split("\n")[:-1] == [f"run {first}", f"run {again}"]
+    assert sorted(p.name for p in tmp_path.glob(f"{name}-*.out")) == sorted(
+        f"{name}-{job}.out" for job in (first, again, second)
+    )
+
+
+# --------------------------------------------------------------------------- preemption and requeue
+
+
+def test_preemptible_job_checkpoints_requeues_and_resumes(slurm: Cluster, tmp_path: Path):
+    """USR1 to the batch shell: the program checkpoints, the job requeues itself and finishes on run 2."""
+    out = tmp_path / "job.out"
+    ckpt = tmp_path / "ckpt"
+    # --time=10 (minutes) keeps the job's own --signal=B:USR1@300 warning out of the way: the test sends it.
+    cmd = [
+        slurm.tools["sbatch"],
+        "--wait",
+        "--parsable",
+        "--time=10",
+        "--cpus-per-task=1",
+        f"--output={out}",
+        str(SLURM_DIR / "preemptible-checkpoint.slurm"),
+    ]
+    env = {
+        **slurm.env,
+        "PYTHON": sys.executable,
+        "CKPT_DIR": str(ckpt),
+        "PROGRAM_ARGS": "--steps 20 --step-seconds 0.2",
+    }
+    with subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            wait_for(lambda: out.exists() and "toy_train: step 2 " in out.read_text(), 60, "step 2 of run 1")
+            job_id = re.search(r"preemptible-checkpoint: job=(\d+) run=1 ", out.read_text()).group(1)
+            sent = slurm.run("scancel", "--signal=USR1", "--batch", job_id)
+            assert sent.returncode == 0, sent.stderr
+            stdout, stderr = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    text = read_output(out)
+    assert proc.returncode == 0, f"{stdout}{stderr}\n{text}"
+    assert stdout.strip().split(";")[0] == job_id
+    stopped = re.search(r"stop requested \(SIGUSR1\): checkpoint saved at step (\d+)", text)
+    assert stopped and "SIGUSR1 received" in text, text
+    step = int(stopped.group(1))
+    assert 2 <= step < 20, text
+    assert f"requeueing job {job_id}" in text, text
+    assert f"job={job_id} run=2 (restart count 1)" in text, text
+    assert f"run 2: resuming from step {step} of 20" in text, text
+    assert "toy_train: finished: step 20 value 210" in text and "training finished" in text, text
+    assert json.loads((ckpt / "checkpoint.json").read_text()) == {"step": 20, "value": 210, "runs": 2}

@@ -83,3 +83,49 @@ def test_two_builds_in_different_folders_are_byte_identical(mini_copy, tmp_path)
     a, b = digests(sites[0]), digests(sites[1])
     assert "downloads/ml-engineering-book.pdf" in a and "downloads/ml-engineering-book.epub" in a
     assert a == b
+
+
+def test_a_build_never_modifies_book_or_scripts(mini_copy, tmp_path):
+    import hashlib
+
+    def tree_hash():
+        h = hashlib.sha256()
+        for folder in ("book", "scripts"):
+            for p in sorted((mini_copy / folder).rglob("*")):
+                h.update(p.relative_to(mini_copy).as_posix().encode())
+                if p.is_file():
+                    h.update(p.read_bytes())
+        return h.hexdigest()
+
+    before = tree_hash()
+    assert build_site(mini_copy, tmp_path / "site").returncode == 0
+    assert tree_hash() == before
+
+
+def test_make_clean_removes_only_outputs_and_caches(tmp_path):
+    import subprocess
+
+    from conftest import ROOT
+
+    for name in ("site", ".site.old", ".site.staging", ".cache"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "x").write_text("output")
+    keep = ["book/a.md", "scripts/s.py", "build/mlbook/x.py", "sitemap.md", "notes.cache"]
+    for name in keep:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("source")
+    subprocess.run(
+        ["make", "-f", str(ROOT / "Makefile"), "-C", str(tmp_path), "clean"], check=True, capture_output=True
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["book", "scripts", "build", "sitemap.md", "notes.cache"]
+    )
+    assert all((tmp_path / name).read_text() == "source" for name in keep)
+
+
+def test_build_ends_with_a_summary(mini_copy, tmp_path):
+    result = build_site(mini_copy, tmp_path / "site")
+    out = result.stdout + result.stderr
+    assert "mlbook: 1 parts, 2 chapters, 4 pages of site content" in out
+    assert "scripts, 1 images, 0 warnings" in out
+    assert "mlbook: PDF " in out and "mlbook: EPUB 4 documents" in out

@@ -36,6 +36,7 @@ def write_one(fmt: str, site: Path, out: str | None) -> int:
         return 1
     book, options = Book.load(site), editions.load_options(site)
     options.formats = [fmt]
+    options.cache_dir = str(site.resolve().parent / ".cache" / "pdf-chunks")
     module = __import__(editions.WRITERS[fmt][0], fromlist=["write"])
     target = Path(out) if out else editions.output_path(site, options, fmt)
     try:

@@ -48,9 +48,8 @@ def write_all(book: Book, options: Options, site_dir: Path) -> dict[str, dict]:
 def save_model(book: Book, options: Options, site_dir: Path) -> None:
     """Write ``book.json`` and ``options.json`` into the site so the command line can rerun the writers."""
     Path(site_dir, "book.json").write_text(book.to_json(), encoding="utf-8")
-    Path(site_dir, "options.json").write_text(
-        json.dumps(options.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    saved = {k: v for k, v in options.to_dict().items() if k != "cache_dir"}  # a local path, not part of the book
+    Path(site_dir, "options.json").write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def load_options(site_dir: Path) -> Options:

@@ -15,8 +15,10 @@ from . import checks, editions, figures, generated, provenance, sourcecheck
 from .book import Book, from_outline
 from .config import Options, PluginConfig
 from .diagnostics import LOGGER, Reporter, WarningCounter, line_of
+from .summary import summary
 
 FIGURE = re.compile(r"^///\s*figure\s*\|\s*(?P<name>[\w-]+)\s*$")
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".svg", ".gif", ".webp"}
 FIRST_PARAGRAPH = re.compile(r"<p>(.*?)</p>", re.S)
 TAG = re.compile(r"<[^>]+>")
 SNIPPET = re.compile(r'^(?P<indent>\s*)--8<--\s+"(?P<path>scripts/[^"]+)"\s*$')
@@ -189,6 +191,15 @@ class BookPlugin(BasePlugin[PluginConfig]):
             LOGGER.warning("mlbook: could not write the editions: %s", exc)
             return
         generated.fill_sizes(Path(config.site_dir), {fmt: r["bytes"] for fmt, r in results.items()})
+        site = Path(config.site_dir)
+        images = sum(  # the book's own images and figures, not the theme's assets
+            1
+            for p in site.rglob("*")
+            if p.suffix.lower() in IMAGE_SUFFIXES and p.relative_to(site).parts[0] != "assets"
+        )
+        scripts = len(generated.script_files(self.root))
+        for line in summary(book, self.sources, results, scripts, images, self.counter.count).splitlines():
+            LOGGER.info(line)
 
     def on_page_content(self, html, page, config, files):
         """Give every page a description (front matter, else its first paragraph) for search engines and previews."""

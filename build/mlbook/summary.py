@@ -1,0 +1,34 @@
+"""The one-screen summary printed at the end of a build: chapters, words, pages, scripts, images, warnings."""
+
+from __future__ import annotations
+
+import re
+
+from .book import Book
+from .sourcecheck import fenced
+
+WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
+
+
+def prose_words(markdown: str) -> int:
+    """Words of a chapter outside fenced code blocks and table rows."""
+    lines = markdown.split("\n")
+    return sum(
+        len(WORD.findall(line))
+        for line, code in zip(lines, fenced(lines), strict=True)
+        if not code and not line.lstrip().startswith("|")
+    )
+
+
+def summary(book: Book, sources: dict[str, str], results: dict, scripts: int, images: int, warnings: int) -> str:
+    """Summary lines of a build: what the book contains and what was written."""
+    words = sum(prose_words(sources.get(c.src_uri, "")) for c in book.pages())
+    chapters = sum(len(p.chapters) for p in book.parts)
+    lines = [
+        f"mlbook: {len(book.parts)} parts, {chapters} chapters, {len(book.pages())} pages of site content",
+        f"mlbook: {words:,} words of prose, {scripts} scripts, {images} images, {warnings} warnings",
+    ]
+    for fmt, r in results.items():
+        unit = "pages" if fmt == "pdf" else "documents"
+        lines.append(f"mlbook: {fmt.upper()} {r['count']} {unit}, {r['bytes'] / 1e6:.1f} MB, {r['seconds']:.1f} s")
+    return "\n".join(lines)
