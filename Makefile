@@ -47,7 +47,7 @@ lint: $(VENV)/.test ## Lint the pipeline, scripts, tests and chapters
 	$(VENV)/bin/ruff check build scripts tests
 	$(VENV)/bin/ruff format --check build scripts tests
 	$(VENV)/bin/pymarkdown --config .pymarkdown.json scan -r book
-	$(VENV)/bin/codespell book scripts build tests README.md
+	$(VENV)/bin/codespell --ignore-words .codespell-words book scripts build tests README.md
 	git ls-files -co --exclude-standard -- 'scripts/*.sh' 'scripts/*.slurm' | xargs -r shellcheck
 	git ls-files -co --exclude-standard -- 'scripts/*.sh' 'scripts/*.slurm' | xargs -r -n1 bash -n
 

@@ -12,6 +12,7 @@ import gc
 import hashlib
 import io
 import logging
+import math
 import multiprocessing
 import os
 import pickle
@@ -31,6 +32,7 @@ from .provenance import as_datetime
 
 XREF = "https://mlbook.invalid/xref/"  # placeholder target of a link into another chunk; never fetched
 FILE_URI = re.compile(r'src="file://([^"]+)"')
+CHUNK_BYTES = 150_000  # HTML per chunk: about 45 pages of the book
 PX_TO_PT = 0.75  # WeasyPrint positions are CSS px (1/96 in); PDF user space is points (1/72 in)
 # Page numbers come from the overlay: no page style of the chunks prints one.
 CHUNK_CSS = "@page { @bottom-center { content: none; } } @page front { @bottom-center { content: none; } }"
@@ -84,7 +86,8 @@ def render(job: tuple[str, str, str, list[str], bytes]) -> Rendered:
     from .pdf import _Collect, _fetcher_class
 
     source, base_url, css, roots, identifier = job
-    gc.disable()  # short-lived worker: the collector's passes cost ~15-20% of the render time
+    # Fewer collector passes: they cost ~15-20% of render time; cycles are still collected, so memory stays bounded.
+    gc.set_threshold(50_000, 50, 100)
     fetcher = _fetcher_class()([Path(r) for r in roots])
     collect = _Collect()
     logging.getLogger("weasyprint").addHandler(collect)
@@ -232,13 +235,13 @@ class Assembler:
         if missing:
             raise ValueError(f"links to anchors that no chunk defines: {', '.join(sorted(set(missing))[:10])}")
 
-    def stamp(self, overlay_pdf: bytes) -> None:
-        """Merge the page-number overlay onto every page."""
+    def stamp(self, overlays: list[bytes]) -> None:
+        """Merge each chunk's page-number overlay onto its pages."""
         from pypdf import PdfReader
 
-        overlay = PdfReader(io.BytesIO(overlay_pdf))
-        for page, numbers in zip(self.writer.pages, overlay.pages, strict=True):
-            page.merge_page(numbers)
+        numbers = [page for pdf in overlays for page in PdfReader(io.BytesIO(pdf)).pages]
+        for page, overlay in zip(self.writer.pages, numbers, strict=True):
+            page.merge_page(overlay)
             page.compress_content_streams()  # merging leaves the page's content uncompressed
 
     def outline(self) -> None:
@@ -285,7 +288,10 @@ def write_chunked(book: Book, options: Options, site_dir: Path, out: Path, worke
     from .pdf import STYLES, stylesheet
 
     site_dir = Path(site_dir).resolve()
-    groups = plan(combine.body_sections(book, options, site_dir), max(2, workers * 3))
+    sections = combine.body_sections(book, options, site_dir)
+    total = sum(len(lhtml.tostring(s)) for s in sections)
+    # Small chunks keep each worker's memory low (WeasyPrint holds a chunk's whole layout) and balance the load.
+    groups = plan(sections, max(workers * 3, math.ceil(total / CHUNK_BYTES)))
     _link_across(groups)
     base, roots, ident = site_dir.as_uri() + "/", [str(site_dir), str(STYLES)], options.identifier.encode()
     css = stylesheet() + "\n" + CHUNK_CSS
@@ -293,7 +299,9 @@ def write_chunked(book: Book, options: Options, site_dir: Path, out: Path, worke
     jobs += [(combine.html_document(g, options), base, css, roots, ident) for g in groups]
     cache = ChunkCache(options.cache_dir)
     ctx = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    ctx.set_forkserver_preload(["weasyprint", "mlbook.pdf"])  # each fresh worker starts with them imported
+    # A fresh worker per chunk returns each chunk's memory to the system (max_tasks_per_child).
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, max_tasks_per_child=1) as pool:
         chunks = render_all(pool, jobs, cache)
         problems = sorted({p for c in chunks for p in c.problems if "mlbook.invalid" not in p})
         if problems:
@@ -309,11 +317,16 @@ def write_chunked(book: Book, options: Options, site_dir: Path, out: Path, worke
             raise ValueError(f"the contents changed length once numbered ({front_pages} -> {front.pages} pages)")
         chunks[0] = front
         labels = [page_label(i, front_pages) for i in range(offset)]
-        numbers = render_all(pool, [(overlay_html(labels, options), base, "", roots, ident)], cache)[0]
+        starts = [sum(c.pages for c in chunks[:i]) for i in range(len(chunks))]
+        overlay_jobs = [
+            (overlay_html(labels[a : a + c.pages], options), base, "", roots, ident)
+            for a, c in zip(starts, chunks, strict=True)
+        ]
+        numbers = render_all(pool, overlay_jobs, cache)
     cache.prune()
     assembler = Assembler(chunks)
     assembler.resolve_links()
-    assembler.stamp(numbers.pdf)
+    assembler.stamp([n.pdf for n in numbers])
     assembler.outline()
     assembler.metadata(options)
     buf = io.BytesIO()
