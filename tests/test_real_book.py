@@ -53,3 +53,25 @@ def test_epubcheck_reports_nothing(real_site):
 
 def test_scripts_are_served_with_the_site(real_site):
     assert (real_site / "scripts" / "network" / "collective_bench.py").is_file()
+
+
+def test_chapter_pages_show_last_update_edit_link_and_description(real_site):
+    page = (real_site / "hardware" / "accelerators" / "index.html").read_text(encoding="utf-8")
+    assert "git-revision-date-localized-plugin-date" in page
+    assert (
+        'href="https://git.example.org/ml-engineering-book/ml-engineering-book/edit/main/book/hardware/accelerators.md"'
+        in page
+    )
+    assert '<meta name="description" content="This chapter' in page
+    assert '<meta property="og:title" content="Accelerators">' in page
+
+
+def test_generated_pages_exist_and_list_every_script(real_site):
+    from conftest import ROOT
+    from mlbook.generated import script_files
+
+    downloads = (real_site / "downloads" / "index.html").read_text(encoding="utf-8")
+    assert "ml-engineering-book.pdf" in downloads and " MB</span>" in downloads
+    appendix = (real_site / "scripts" / "index.html").read_text(encoding="utf-8")
+    for path in script_files(ROOT):
+        assert path.relative_to(ROOT / "scripts").as_posix() in appendix
