@@ -75,3 +75,38 @@ def test_generated_pages_exist_and_list_every_script(real_site):
     appendix = (real_site / "scripts" / "index.html").read_text(encoding="utf-8")
     for path in script_files(ROOT):
         assert path.relative_to(ROOT / "scripts").as_posix() in appendix
+
+
+def test_no_code_line_or_table_cell_is_clipped_in_the_pdf(real_site, book):
+    """Every line of every code block and every table cell of the book is in the PDF's text layer."""
+    import re
+    import unicodedata
+
+    from mlbook import article
+
+    def norm(text):
+        return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text)).replace("\u21aa", "")
+
+    furniture = (
+        {c.display_title for c in book.pages()} | {c.title for c in book.pages()} | {p.title for p in book.parts}
+    )
+
+    def body(page_text):  # drop the running header and page number that extraction puts after the content
+        lines = page_text.split("\n")
+        while lines and (lines[-1].strip() in furniture or re.fullmatch(r"[0-9ivxlc]+", lines[-1].strip())):
+            lines.pop()
+        return "\n".join(lines)
+
+    pdf = PdfReader(str(real_site / "downloads" / "ml-engineering-book.pdf"))
+    text = norm("".join(body(p.extract_text() or "") for p in pdf.pages))
+    missing, checked = [], 0
+    for chapter in book.pages():
+        art = article.load(real_site, chapter)
+        pieces = [ln for code in art.cssselect("pre > code") for ln in code.text_content().split("\n")]
+        pieces += [cell.text_content() for cell in art.cssselect("td, th")]
+        for piece in filter(norm, pieces):
+            checked += 1
+            if norm(piece) not in text:
+                missing.append(f"{chapter.source}: {piece[:80]}")
+    assert checked > 1000
+    assert missing == []
