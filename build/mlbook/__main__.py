@@ -22,13 +22,15 @@ def main(argv: list[str] | None = None) -> int:
         w = sub.add_parser(fmt, help=f"write the {fmt.upper()} from an already built site")
         w.add_argument("site", nargs="?", default="site", help="built site folder holding book.json")
         w.add_argument("--out", help="output file (default: <site>/downloads/<name>.<fmt>)")
+        if fmt == "pdf":
+            w.add_argument("--variant", choices=["pdf/ua-1"], help="write a tagged, accessible PDF (single document)")
     args = parser.parse_args(argv)
     if args.command == "build":
         return stage.build(Path(args.root), Path(args.site))
-    return write_one(args.command, Path(args.site), args.out)
+    return write_one(args.command, Path(args.site), args.out, getattr(args, "variant", None))
 
 
-def write_one(fmt: str, site: Path, out: str | None) -> int:
+def write_one(fmt: str, site: Path, out: str | None, variant: str | None = None) -> int:
     """Rerun one writer over a built site."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     if not (site / "book.json").is_file():
@@ -36,6 +38,7 @@ def write_one(fmt: str, site: Path, out: str | None) -> int:
         return 1
     book, options = Book.load(site), editions.load_options(site)
     options.formats = [fmt]
+    options.pdf_variant = variant or options.pdf_variant
     options.cache_dir = str(site.resolve().parent / ".cache" / "pdf-chunks")
     module = __import__(editions.WRITERS[fmt][0], fromlist=["write"])
     target = Path(out) if out else editions.output_path(site, options, fmt)

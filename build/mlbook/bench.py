@@ -130,6 +130,11 @@ def bench_book(name: str, root: Path, work: Path, runs: list[Run]) -> None:
     shutil.rmtree(cache, ignore_errors=True)
     add("pdf (cold)", [py, "-m", "mlbook", "pdf", str(site), "--out", str(work / "book.pdf")])
     add("pdf (warm cache)", [py, "-m", "mlbook", "pdf", str(site), "--out", str(work / "book2.pdf")])
+    if name == "real":
+        add(
+            "pdf (pdf/ua-1 tagged)",
+            [py, "-m", "mlbook", "pdf", str(site), "--variant", "pdf/ua-1", "--out", str(work / "book-ua.pdf")],
+        )
     add("baseline: floor", [py, "-m", "mlbook.bench", "--floor", str(site), str(work / "floor.pdf")])
     add("epub", [py, "-m", "mlbook", "epub", str(site), "--out", str(work / "book.epub")])
     shutil.rmtree(cache, ignore_errors=True)

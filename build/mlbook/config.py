@@ -25,6 +25,8 @@ class PluginConfig(base.Config):
     """Generated site-only page listing the editions with their sizes (name it in nav)."""
     scripts_page = c.Type(str, default="scripts.md")
     """Generated appendix listing every script with its purpose and the chapters that show it (name it in nav)."""
+    pdf_variant = c.Choice(("", "pdf/ua-1"), default="")
+    """"pdf/ua-1" writes a tagged, accessible PDF (rendered as one document, so slower: see make bench)."""
     pdf_workers = c.Type(int, default=0)
     """Worker processes that render the PDF in chunks; 0 = one per CPU (at most 4), 1 = one document in-process."""
     keywords = c.ListOfItems(c.Type(str), default=["machine learning", "LLM", "GPU", "distributed training"])
@@ -49,6 +51,7 @@ class Options:
     edition: str
     epoch: int
     pdf_workers: int = 0
+    pdf_variant: str = ""
     cache_dir: str = ""
 
     def to_dict(self) -> dict:

@@ -72,7 +72,7 @@ def write(book: Book, options: Options, site_dir: Path, out: Path) -> int:
     """
     fonts.require()
     workers = options.pdf_workers or pdfchunks.default_workers()
-    if workers > 1:
+    if workers > 1 and not options.pdf_variant:  # a tagged PDF's structure tree cannot be joined from chunks
         try:
             data, pages = pdfchunks.write_chunked(book, options, site_dir, out, workers)
         except ValueError as exc:
@@ -100,7 +100,9 @@ def _write_single(book: Book, options: Options, site_dir: Path, out: Path) -> in
         if problems:
             raise PdfError("; ".join(sorted(set(problems))))
         with atomic_path(out) as tmp:
-            doc.write_pdf(tmp, pdf_identifier=options.identifier.encode("utf-8"))
+            doc.write_pdf(
+                tmp, pdf_identifier=options.identifier.encode("utf-8"), pdf_variant=options.pdf_variant or None
+            )
     finally:
         wlog.removeHandler(collect)
     return len(doc.pages)

@@ -242,6 +242,7 @@ class BookPlugin(BasePlugin[PluginConfig]):
             edition=provenance.edition(self.root),
             epoch=epoch,
             pdf_workers=self.config.pdf_workers,
+            pdf_variant=self.config.pdf_variant,
             cache_dir=str(self.root / ".cache" / "pdf-chunks"),
         )
 
