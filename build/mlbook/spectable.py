@@ -31,11 +31,35 @@ COLUMNS = {
         ("Power (W)", lambda r: _num(r["tdp_w"])),
     ],
 }
+COLUMNS["ridge-points"] = [
+    ("Accelerator", lambda r: r["name"]),
+    ("Dense BF16 (TFLOPS)", lambda r: _num(r["dense_tflops"].get("bf16"))),
+    ("HBM bandwidth (TB/s)", lambda r: _num(r["memory_bandwidth_tbps"])),
+    ("FLOP per byte at peak", lambda r: _ratio(r["dense_tflops"].get("bf16"), r["memory_bandwidth_tbps"])),
+]
+COLUMNS["interconnects"] = [
+    ("Link", lambda r: r["name"]),
+    ("Where", lambda r: r["kind"]),
+    ("Year", lambda r: r["year"]),
+    ("Per direction (GB/s)", lambda r: _num(r["per_direction_gbps"])),
+    ("Both directions (GB/s)", lambda r: _num(r["both_directions_gbps"])),
+    ("Counted", lambda r: r["unit_of_count"]),
+]
+# Which data file each table reads.
+DATA_OF = {"accelerators": "accelerators", "ridge-points": "accelerators", "interconnects": "interconnects"}
 NOTES = {
     "accelerators": "TFLOPS are dense tensor-core peaks per device (vendors' sparse headline figures are 2× "
     "these). Memory capacity in GB (10^9 bytes) as the vendor labels it; bandwidth in TB/s (10^12 bytes/s) "
     "per device. Power is the maximum board or package power.",
+    "ridge-points": "Dense BF16 tensor-core peak divided by HBM bandwidth, per device: a kernel with fewer FLOP per "
+    "byte of HBM traffic than this is memory-bound.",
+    "interconnects": "GB/s = 10^9 bytes per second. Vendors often quote the sum of both directions; one direction is "
+    "half of it. Rates are signalling rates after line encoding, before protocol overhead.",
 }
+
+
+def _ratio(flops, tbps) -> str:
+    return "n/a" if not flops or not tbps else f"{flops / tbps:.0f}"
 
 
 def _num(value) -> str:
@@ -59,14 +83,23 @@ def load(data_dir: Path, name: str) -> list[dict]:
     return [m.model_dump(mode="json") for m in models]
 
 
-def render(rows: list[dict], name: str) -> list[str]:
-    """Markdown lines of the table: header with units, one line per row, a source link per row, a note."""
+def render(rows: list[dict], name: str, only: list[str] | None = None) -> list[str]:
+    """Markdown lines of the table: header with units, one line per row, a source link per row, a note.
+
+    only: row names to show, in that order (all rows when None); an unknown name raises ValueError.
+    """
+    if only:
+        by_name = {r["name"]: r for r in rows}
+        missing = [n for n in only if n not in by_name]
+        if missing:
+            raise ValueError(f"no row named {', '.join(missing)} in book/data/{DATA_OF[name]}.yaml")
+        rows = [by_name[n] for n in only]
     cols = COLUMNS[name]
     lines = ["| " + " | ".join(h for h, _ in cols) + " | Source (as of) |", "|" + "---|" * (len(cols) + 1)]
     for row in rows:
         cells = [str(fn(row)).replace("|", "\\|") for _, fn in cols]
         lines.append("| " + " | ".join(cells) + f" | [{row.get('as_of', 'source')}]({row['source']}) |")
-    return [*lines, "", f"*{NOTES[name]} Data: `book/data/{name}.yaml`.*"]
+    return [*lines, "", f"*{NOTES[name]} Data: `book/data/{DATA_OF[name]}.yaml`.*"]
 
 
 class SpecTablePreprocessor(Preprocessor):
@@ -93,7 +126,9 @@ class SpecTablePreprocessor(Preprocessor):
                     raise ValueError("the block is not closed with a line '///'")
                 if name not in COLUMNS:
                     raise ValueError(f"unknown spec table '{name}'; known: {', '.join(sorted(COLUMNS))}")
-                out += ["", *render(load(self.data_dir, name), name), ""]
+                body = [ln.strip() for ln in lines[i + 1 : end]]
+                only = [n.strip() for b in body if b.startswith("rows:") for n in b[5:].split(";") if n.strip()]
+                out += ["", *render(load(self.data_dir, DATA_OF[name]), name, only or None), ""]
             except (OSError, ValueError, KeyError, yaml.YAMLError) as exc:
                 LOG.warning("spec-table '%s': %s", name, exc)
                 out.append(lines[i])
