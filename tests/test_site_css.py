@@ -20,7 +20,7 @@ def contrast(a, b):
 
 def rule(selector, prop):
     block = re.search(re.escape(selector) + r"\s*\{([^}]*)\}", CSS).group(1)
-    return re.search(prop + r"\s*:\s*(#[0-9a-fA-F]{6})", block).group(1)
+    return re.search(r"(?<![\w-])" + prop + r"\s*:\s*(#[0-9a-fA-F]{6})", block).group(1)
 
 
 def test_contrast_formula_on_known_pairs():
