@@ -41,7 +41,7 @@ epub: $(VENV)/.book ## Rewrite the EPUB from the built site/
 	$(PY) -m mlbook epub site
 
 serve: $(VENV)/.book ## Live preview on http://127.0.0.1:8000 (PDF/EPUB off; MLBOOK_OUTPUTS=true to include)
-	MLBOOK_OUTPUTS=$${MLBOOK_OUTPUTS:-false} $(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000
+	MLBOOK_OUTPUTS=$${MLBOOK_OUTPUTS:-false} $(PY) -m mkdocs serve --dirty --dev-addr 127.0.0.1:8000
 
 lint: $(VENV)/.test ## Lint the pipeline, scripts, tests and chapters
 	$(VENV)/bin/ruff check build scripts tests

@@ -12,24 +12,46 @@ from .book import Book, Chapter
 from .diagnostics import Reporter, line_of, line_offset
 
 
+class _Ids(dict):
+    """Page URL -> the ids its article defines, parsed only when a link first needs them."""
+
+    def __init__(self, book: Book, site_dir: Path) -> None:
+        super().__init__()
+        self.by_url, self.site_dir = book.by_url(), site_dir
+
+    def __missing__(self, url: str) -> set[str]:
+        chapter = self.by_url.get(url)
+        self[url] = articles.ids(articles.load(self.site_dir, chapter)) if chapter else set()
+        return self[url]
+
+
 def check_site(
-    book: Book, site_dir: Path, sources: dict[str, str], reporter: Reporter, coming: set[str] = frozenset()
+    book: Book,
+    site_dir: Path,
+    sources: dict[str, str],
+    reporter: Reporter,
+    coming: set[str] = frozenset(),
+    only: set[str] | None = None,
 ) -> None:
     """Report each broken link, broken anchor, missing/remote image and image without alt text.
 
     sources maps a chapter's src_uri to its raw Markdown text (used to find the line of each defect); coming
-    holds site paths that are written after this check (the editions), so links to them are valid.
+    holds site paths that are written after this check (the editions), so links to them are valid. only, when
+    given, limits the check to those src_uris (the pages a `serve --dirty` rebuild rendered).
     """
     site_dir = Path(site_dir)
     _CURSOR.clear()
-    arts = {c.url: articles.load(site_dir, c) for c in book.pages()}
-    idsets = {url: articles.ids(art) for url, art in arts.items()}
+    idsets = _Ids(book, site_dir)
     for chapter in book.pages():
+        if only is not None and chapter.src_uri not in only:
+            continue
+        art = articles.load(site_dir, chapter)
+        idsets[chapter.url] = articles.ids(art)
         text = sources.get(chapter.src_uri, "")
-        for a in arts[chapter.url].iter("a"):
+        for a in art.iter("a"):
             if a.get("href"):
                 _check_href(book, chapter, a.get("href"), site_dir, idsets, text, reporter, coming)
-        for img in arts[chapter.url].iter("img"):
+        for img in art.iter("img"):
             _check_image(chapter, img, site_dir, text, reporter)
 
 
@@ -109,7 +131,7 @@ def _check_href(book, chapter, href, site_dir, idsets, text, reporter, coming) -
                 f"'{href}' points to a file that does not exist in book/ or scripts/",
             )
         return
-    if target.fragment and target.fragment not in idsets.get(target.url, set()):
+    if target.fragment and target.fragment not in idsets[target.url]:
         dest = by_url[target.url]
         where = "this chapter" if dest is chapter else dest.source
         _report(

@@ -179,7 +179,9 @@ class BookPlugin(BasePlugin[PluginConfig]):
         editions.save_model(book, options, config.site_dir)
         # The editions are written after this check; links to them are valid when they will be written.
         coming = {editions.output_path(Path("."), options, fmt).as_posix() for fmt in editions.WRITERS}
-        checks.check_site(book, Path(config.site_dir), self.sources, self.reporter, coming)
+        # Under `serve --dirty` only the rebuilt pages went through on_page_markdown: check just those.
+        only = set(self.sources) if self.command == "serve" else None
+        checks.check_site(book, Path(config.site_dir), self.sources, self.reporter, coming, only)
         if not self.config.enabled or self.command == "serve" and not self.config.enabled:
             return
         if self.counter.count:
