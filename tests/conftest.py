@@ -29,6 +29,13 @@ def require(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+def require_torch() -> None:
+    """The scripts' smoke tests need torch (the `scripts` extra installs torch==2.13.0)."""
+    import importlib.util
+
+    require(importlib.util.find_spec("torch") is not None, f"torch is not importable by {sys.executable}")
+
+
 def require_java() -> None:
     """EPUBCheck runs the official jar on Java."""
     require(shutil.which("java") is not None, "Java is not installed (apt-get install default-jre-headless)")

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import require, require_torch
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "scripts"
 COLLECTIVE_BENCH = SCRIPTS / "network" / "collective_bench.py"
@@ -34,19 +36,6 @@ SLURM_LAUNCHER = SCRIPTS / "slurm" / "torchrun-multinode.slurm"
 SHELL_SCRIPTS = sorted([*SCRIPTS.glob("**/*.slurm"), *SCRIPTS.glob("**/*.sh")])
 GIB = 1024**3
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
-
-
-def require(condition: bool, reason: str) -> None:
-    """Skip the test when ``condition`` is false, or fail it when CI == "true"."""
-    if condition:
-        return
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI=true, so this is a failure rather than a skip)")
-    pytest.skip(reason)
-
-
-def require_torch() -> None:
-    require(importlib.util.find_spec("torch") is not None, f"torch is not importable by {sys.executable}")
 
 
 def _env(**extra: str) -> dict[str, str]:

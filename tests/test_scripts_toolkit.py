@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import require, require_torch
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "scripts"
 NAN_DETECTOR = SCRIPTS / "debug" / "nan_detector.py"
@@ -32,19 +34,6 @@ FLOPS_MFU = SCRIPTS / "calc" / "flops_mfu.py"
 COLLECTIVE_TIME = SCRIPTS / "calc" / "collective_time.py"
 FIO_BENCH = SCRIPTS / "storage" / "fio_bench.py"
 MIB = 1024**2
-
-
-def require(condition: bool, reason: str) -> None:
-    """Skip the test when ``condition`` is false, or fail it when CI == "true"."""
-    if condition:
-        return
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI=true, so this is a failure rather than a skip)")
-    pytest.skip(reason)
-
-
-def require_torch() -> None:
-    require(importlib.util.find_spec("torch") is not None, f"torch is not importable by {sys.executable}")
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -466,3 +455,32 @@ def test_fio_bench_tiny(tmp_path: Path):
 def test_fio_bench_missing_fio_is_usage_error(tmp_path: Path):
     proc = run([sys.executable, str(FIO_BENCH), f"--dir={tmp_path}"], PATH=str(tmp_path))
     assert proc.returncode == 2 and "fio is not installed" in proc.stderr
+
+
+def test_toy_train_checkpoints_on_stop_and_resumes(tmp_path: Path):
+    """scripts/slurm/toy_train.py (the preemption example's program) outside SLURM: stop, then resume."""
+    toy = SCRIPTS / "slurm" / "toy_train.py"
+    stop = tmp_path / "stop"
+    stop.touch()
+    first = run(
+        [
+            sys.executable,
+            str(toy),
+            "--checkpoint-dir",
+            str(tmp_path),
+            "--steps",
+            "5",
+            "--step-seconds",
+            "0",
+            "--stop-file",
+            str(stop),
+            "--json",
+        ]
+    )
+    assert first.returncode == 0, first.stderr
+    saved = json.loads((tmp_path / "checkpoint.json").read_text())
+    assert saved["step"] < 5
+    stop.unlink()
+    second = run([sys.executable, str(toy), "--checkpoint-dir", str(tmp_path), "--steps", "5", "--step-seconds", "0"])
+    assert second.returncode == 0, second.stderr
+    assert json.loads((tmp_path / "checkpoint.json").read_text())["step"] == 5
