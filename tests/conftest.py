@@ -29,6 +29,11 @@ def require(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+def script_env(**extra: str) -> dict[str, str]:
+    """Environment for running a script in a test: no bytecode in scripts/, one thread per process."""
+    return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", **extra}
+
+
 def require_torch() -> None:
     """The scripts' smoke tests need torch (the `scripts` extra installs torch==2.13.0)."""
     import importlib.util

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require, require_torch
+from conftest import ROOT, require, require_torch, script_env
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = ROOT
 SCRIPTS = REPO / "scripts"
 COLLECTIVE_BENCH = SCRIPTS / "network" / "collective_bench.py"
 SANITY_CHECK = SCRIPTS / "debug" / "dist_sanity_check.py"
@@ -38,10 +38,7 @@ GIB = 1024**3
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
-    env.update(extra)
-    return env
+_env = script_env
 
 
 def run(args: list[str], timeout: float = 120, **env: str) -> subprocess.CompletedProcess:

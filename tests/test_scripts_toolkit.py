@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require, require_torch
+from conftest import ROOT, require, require_torch, script_env
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = ROOT
 SCRIPTS = REPO / "scripts"
 NAN_DETECTOR = SCRIPTS / "debug" / "nan_detector.py"
 MEMORY_REPORT = SCRIPTS / "debug" / "memory_report.py"
@@ -37,7 +37,7 @@ MIB = 1024**2
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
+    env = script_env()
     for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "CUDA_VISIBLE_DEVICES"):
         env.pop(var, None)
     env.update(extra)
