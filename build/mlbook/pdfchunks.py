@@ -297,6 +297,9 @@ def write_chunked(book: Book, options: Options, site_dir: Path, out: Path, worke
     css = stylesheet() + "\n" + CHUNK_CSS
     jobs = [(front_html(book, options, None), base, css, roots, ident)]
     jobs += [(combine.html_document(g, options), base, css, roots, ident) for g in groups]
+    # The parsed book is no longer needed: free it before the workers start, so the parent stays small.
+    del sections, groups
+    gc.collect()
     cache = ChunkCache(options.cache_dir)
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["weasyprint", "mlbook.pdf"])  # each fresh worker starts with them imported

@@ -86,7 +86,56 @@ class Link(Strict):
         return self
 
 
-SCHEMAS: dict[str, type[Strict]] = {"accelerators": Accelerator, "interconnects": Link}
+# Usable bandwidth of a drive's host interface, GB/s per direction (PCIe after 128b/130b encoding, SATA/SAS after
+# 8b/10b); a drive cannot move data faster than its link, so a row above this is a typo or a per-array figure.
+INTERFACE_GBPS = {
+    "SATA 6 Gb/s": 0.6,
+    "SAS 12 Gb/s": 1.2,
+    "PCIe 3.0 x4": 3.94,
+    "PCIe 4.0 x4": 7.88,
+    "PCIe 5.0 x4": 15.75,
+    "PCIe 6.0 x4": 30.25,
+}
+
+
+class StorageDevice(Strict):
+    """One drive model (per drive, never per array) with its vendor-rated throughput, IOPS and latency.
+
+    Sequential rates in GB/s (10^9 bytes/s); random IOPS in thousands of 4 KiB operations per second, at the
+    vendor's rating queue depth (high, steady state); latency in microseconds at queue depth 1.
+    """
+
+    name: str
+    kind: str = Field(pattern="^(hdd|sata-ssd|nvme-ssd)$")
+    interface: str
+    year: int = Field(ge=2010, le=2035)
+    seq_read_gbps: float = Field(gt=0)
+    seq_write_gbps: float = Field(gt=0)
+    rand_read_kiops: float = Field(gt=0)
+    rand_write_kiops: float = Field(gt=0)
+    read_latency_us: float | None = Field(None, gt=0)
+    source: HttpUrl
+    as_of: dt.date
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _fits_its_interface(self) -> StorageDevice:
+        if self.interface not in INTERFACE_GBPS:
+            raise ValueError(f"interface '{self.interface}' unknown; known: {', '.join(INTERFACE_GBPS)}")
+        ceiling = INTERFACE_GBPS[self.interface]
+        for field_name in ("seq_read_gbps", "seq_write_gbps"):
+            if getattr(self, field_name) > ceiling:
+                raise ValueError(f"{field_name} {getattr(self, field_name)} exceeds {self.interface} ({ceiling} GB/s)")
+        for field_name in ("rand_read_kiops", "rand_write_kiops"):
+            gbps = getattr(self, field_name) * 1e3 * 4096 / 1e9
+            if gbps > ceiling:
+                raise ValueError(f"{field_name} x 4 KiB = {gbps:.2f} GB/s exceeds {self.interface} ({ceiling} GB/s)")
+        if self.kind == "hdd" and self.rand_read_kiops > 5:
+            raise ValueError("a hard disk above 5,000 random IOPS: SSD figures or a per-array number?")
+        return self
+
+
+SCHEMAS: dict[str, type[Strict]] = {"accelerators": Accelerator, "interconnects": Link, "storage": StorageDevice}
 
 
 @dataclass

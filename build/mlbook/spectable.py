@@ -45,8 +45,35 @@ COLUMNS["interconnects"] = [
     ("Both directions (GB/s)", lambda r: _num(r["both_directions_gbps"])),
     ("Counted", lambda r: r["unit_of_count"]),
 ]
-# Which data file each table reads.
-DATA_OF = {"accelerators": "accelerators", "ridge-points": "accelerators", "interconnects": "interconnects"}
+COLUMNS["storage"] = [
+    ("Drive", lambda r: r["name"]),
+    ("Interface", lambda r: r["interface"]),
+    ("Year", lambda r: r["year"]),
+    ("Sequential read / write (GB/s)", lambda r: f"{_num(r['seq_read_gbps'])} / {_num(r['seq_write_gbps'])}"),
+    ("4 KiB random read / write (k IOPS)", lambda r: f"{_num(r['rand_read_kiops'])} / {_num(r['rand_write_kiops'])}"),
+    ("Read latency QD1 (µs)", lambda r: _num(r["read_latency_us"])),
+]
+
+
+def _gbps(r: dict) -> float:
+    """A row's bandwidth in GB/s: HBM bandwidth for an accelerator, one direction for a link."""
+    return r["memory_bandwidth_tbps"] * 1000 if "memory_bandwidth_tbps" in r else r["per_direction_gbps"]
+
+
+# A ladder compares an accelerator's HBM with the links data must cross; "Relative" is filled in by render().
+COLUMNS["bandwidth-ladder"] = [
+    ("Path", lambda r: f"HBM of {r['name']}" if "memory_bandwidth_tbps" in r else r["name"]),
+    ("Bandwidth (GB/s; links per direction)", lambda r: _num(round(_gbps(r), 1))),
+    ("Counted", lambda r: "per device" if "memory_bandwidth_tbps" in r else r["unit_of_count"]),
+]
+# Which data file(s) each table reads.
+DATA_OF = {
+    "bandwidth-ladder": ("accelerators", "interconnects"),
+    "accelerators": "accelerators",
+    "ridge-points": "accelerators",
+    "interconnects": "interconnects",
+    "storage": "storage",
+}
 NOTES = {
     "accelerators": "TFLOPS are dense tensor-core peaks per device (vendors' sparse headline figures are 2× "
     "these). Memory capacity in GB (10^9 bytes) as the vendor labels it; bandwidth in TB/s (10^12 bytes/s) "
@@ -55,6 +82,11 @@ NOTES = {
     "byte of HBM traffic than this is memory-bound.",
     "interconnects": "GB/s = 10^9 bytes per second. Vendors often quote the sum of both directions; one direction is "
     "half of it. Rates are signalling rates after line encoding, before protocol overhead.",
+    "bandwidth-ladder": "HBM bandwidth is per device (reads and writes share it); link figures are one direction, "
+    "the rate at which data can flow from one GPU to another. Relative = HBM bandwidth / the row's bandwidth.",
+    "storage": 'Per drive, vendor "up to" figures: GB/s = 10^9 bytes per second with large sequential blocks; random '
+    "IOPS in thousands of 4 KiB operations per second at a high queue depth with many jobs (one thread at queue "
+    "depth 1 gets a small fraction). Measure your own drives with fio before planning on these.",
 }
 
 
@@ -92,14 +124,27 @@ def render(rows: list[dict], name: str, only: list[str] | None = None) -> list[s
         by_name = {r["name"]: r for r in rows}
         missing = [n for n in only if n not in by_name]
         if missing:
-            raise ValueError(f"no row named {', '.join(missing)} in book/data/{DATA_OF[name]}.yaml")
+            shown = " or ".join(f"book/data/{f}.yaml" for f in _files(name))
+            raise ValueError(f"no row named {', '.join(missing)} in {shown}")
         rows = [by_name[n] for n in only]
-    cols = COLUMNS[name]
+    cols = list(COLUMNS[name])
+    if name == "bandwidth-ladder":
+        if not rows or "memory_bandwidth_tbps" not in rows[0]:
+            raise ValueError("a bandwidth-ladder starts with an accelerator row (rows: ACCELERATOR; LINK; ...)")
+        hbm = _gbps(rows[0])
+        cols.append(("Relative to HBM", lambda r: "1x" if _gbps(r) == hbm else f"1/{hbm / _gbps(r):.0f}"))
     lines = ["| " + " | ".join(h for h, _ in cols) + " | Source (as of) |", "|" + "---|" * (len(cols) + 1)]
     for row in rows:
         cells = [str(fn(row)).replace("|", "\\|") for _, fn in cols]
         lines.append("| " + " | ".join(cells) + f" | [{row.get('as_of', 'source')}]({row['source']}) |")
-    return [*lines, "", f"*{NOTES[name]} Data: `book/data/{DATA_OF[name]}.yaml`.*"]
+    files = ", ".join(f"`book/data/{f}.yaml`" for f in _files(name))
+    return [*lines, "", f"*{NOTES[name]} Data: {files}.*"]
+
+
+def _files(name: str) -> tuple[str, ...]:
+    """The data files a table reads, in order."""
+    data = DATA_OF[name]
+    return data if isinstance(data, tuple) else (data,)
 
 
 class SpecTablePreprocessor(Preprocessor):
@@ -128,7 +173,8 @@ class SpecTablePreprocessor(Preprocessor):
                     raise ValueError(f"unknown spec table '{name}'; known: {', '.join(sorted(COLUMNS))}")
                 body = [ln.strip() for ln in lines[i + 1 : end]]
                 only = [n.strip() for b in body if b.startswith("rows:") for n in b[5:].split(";") if n.strip()]
-                out += ["", *render(load(self.data_dir, DATA_OF[name]), name, only or None), ""]
+                rows = [row for f in _files(name) for row in load(self.data_dir, f)]
+                out += ["", *render(rows, name, only or None), ""]
             except (OSError, ValueError, KeyError, yaml.YAMLError) as exc:
                 LOG.warning("spec-table '%s': %s", name, exc)
                 out.append(lines[i])
