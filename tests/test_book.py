@@ -1,4 +1,4 @@
-from mlbook.book import Book, from_outline, slug_for
+from mlbook.book import Book, from_outline, roman, slug_for
 
 OUTLINE = [
     ("page", "Introduction", "index.md", ""),
@@ -88,3 +88,7 @@ def test_top_level_pages_after_the_parts_are_back_matter():
     assert book.pages()[-1].src_uri == "scripts.md"
     assert book.outline()[-1] == (1, "Appendix: Scripts")
     assert Book.from_json(book.to_json()) == book
+
+
+def test_part_numbers_are_roman_beyond_twelve():
+    assert [roman(n) for n in (1, 4, 9, 12, 14, 24, 40, 99)] == ["I", "IV", "IX", "XII", "XIV", "XXIV", "XL", "XCIX"]

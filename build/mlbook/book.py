@@ -6,7 +6,30 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-ROMAN = ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII"]
+
+def roman(n: int) -> str:
+    """Roman numeral of a positive integer (part numbers): 4 -> "IV", 24 -> "XXIV"."""
+    if n < 1:
+        raise ValueError(f"no Roman numeral for {n}")
+    out = ""
+    for value, letters in (
+        (1000, "M"),
+        (900, "CM"),
+        (500, "D"),
+        (400, "CD"),
+        (100, "C"),
+        (90, "XC"),
+        (50, "L"),
+        (40, "XL"),
+        (10, "X"),
+        (9, "IX"),
+        (5, "V"),
+        (4, "IV"),
+        (1, "I"),
+    ):
+        count, n = divmod(n, value)
+        out += letters * count
+    return out
 
 
 def slug_for(src_uri: str) -> str:
@@ -140,7 +163,7 @@ def from_outline(items: list[tuple]) -> Book:
                 raise ValueError(f"nav section {item[1]!r} nests another section; parts hold pages only")
             _, title, src_uri, url = child
             if src_uri.rsplit("/", 1)[-1] == "index.md" and part.page is None:
-                part.page = Chapter(part.title, src_uri, url, kind="part", number=ROMAN[part.number - 1])
+                part.page = Chapter(part.title, src_uri, url, kind="part", number=roman(part.number))
             else:
                 number = f"{part.number}.{len(part.chapters) + 1}"
                 part.chapters.append(Chapter(title, src_uri, url, kind="chapter", number=number))
