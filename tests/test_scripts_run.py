@@ -372,3 +372,56 @@ def test_slurm_launcher_runs_collective_bench_json_on_gloo(tmp_path: Path):
         assert r["time_us"] > 0 and r["algbw_gbps"] > 0 and r["busbw_gbps"] > 0
         assert r["algbw_gbps"] == pytest.approx(r["bytes"] / (r["time_us"] * 1e-6) / 1e9)
         assert r["busbw_gbps"] == pytest.approx(r["algbw_gbps"] * factors[r["op"]])
+
+
+# --------------------------------------------------------------------------- preemptible-checkpoint.slurm
+# A program that dies on SIGUSR1 (its default action), as torchrun's agent does, and otherwise stops
+# cleanly when the stop file appears.
+_SIGNAL_FRAGILE = (
+    "import os, sys, time\n"
+    "print('started', flush=True)\n"
+    "while not os.path.exists(os.environ['STOP_FILE']):\n"
+    "    time.sleep(0.05)\n"
+    "print('saw stop file: checkpoint saved', flush=True)\n"
+)
+
+
+def _preempt(tmp_path: Path, forward: str) -> tuple[subprocess.CompletedProcess, Path]:
+    """Run the batch script outside SLURM with a fake scontrol, warn it with SIGUSR1, return its result."""
+    require(shutil.which("bash") is not None, "bash is not installed")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    requeued = tmp_path / "requeued"
+    (bin_dir / "scontrol").write_text(f'#!/bin/sh\necho "$@" > {requeued}\n')
+    (bin_dir / "scontrol").chmod(0o755)
+    env = _env(
+        SLURM_JOB_ID="4242",
+        SLURM_JOB_NAME="preempt-test",
+        CKPT_DIR=str(tmp_path / "ckpt"),
+        FORWARD_SIGNAL=forward,
+        PATH=f"{bin_dir}:{os.environ['PATH']}",
+    )
+    script = SCRIPTS / "slurm" / "preemptible-checkpoint.slurm"
+    cmd = ["bash", str(script), sys.executable, "-c", _SIGNAL_FRAGILE]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    first = ""
+    while (line := proc.stdout.readline()) and line.strip() != "started":  # the banner quotes the code
+        first += line
+    assert line.strip() == "started", first
+    proc.send_signal(__import__("signal").SIGUSR1)
+    out, _ = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(cmd, proc.returncode, first + out, ""), requeued
+
+
+def test_preemptible_job_with_stop_file_only_requeues_a_signal_fragile_program(tmp_path: Path):
+    result, requeued = _preempt(tmp_path, forward="0")
+    assert result.returncode == 0, result.stdout
+    assert "saw stop file: checkpoint saved" in result.stdout
+    assert requeued.read_text().split() == ["requeue", "4242"]
+
+
+def test_preemptible_job_forwarding_the_signal_to_such_a_program_does_not_requeue(tmp_path: Path):
+    # The failure FORWARD_SIGNAL=0 exists for: the program dies of SIGUSR1, so the job must not requeue.
+    result, requeued = _preempt(tmp_path, forward="1")
+    assert result.returncode != 0, result.stdout
+    assert not requeued.exists()

@@ -26,6 +26,7 @@ class Figure:
     alt: str
     caption: str
     inputs: tuple[str, ...] = ()
+    size: tuple[float, float] = (6.4, 3.8)  # inches
 
 
 def _accelerators(data_dir: Path) -> list:
@@ -104,6 +105,70 @@ def _kv_cache(ax, data_dir: Path) -> None:
     ax.legend(fontsize=7)
 
 
+def _effective_bandwidth(ax, data_dir: Path) -> None:
+    sizes = [2**k for k in range(10, 31)]  # 1 KiB .. 1 GiB
+    links = {"50 GB/s, 4 us (one NDR NIC)": (4e-6, 50e9), "450 GB/s, 2 us (NVLink 4, per GPU)": (2e-6, 450e9)}
+    for label, (alpha, beta) in links.items():
+        ax.semilogx(sizes, [n / (alpha + n / beta) / 1e9 for n in sizes], label=label, base=2)
+        half = alpha * beta  # n_half: the size at which half the bandwidth is reached
+        ax.plot([half], [beta / 2e9], "o", color="black", ms=3)
+        ax.annotate(
+            f"half at {half / 1e3:.0f} KB",
+            (half, beta / 2e9),
+            fontsize=6.5,
+            xytext=(5, -10),
+            textcoords="offset points",
+        )
+    ax.set_xlabel("Message size (bytes)")
+    ax.set_ylabel("Effective bandwidth (GB/s)")
+    ax.legend(fontsize=7)
+
+
+def _busbw_vs_size(ax, data_dir: Path) -> None:
+    alpha, bandwidth = 5e-6, 50e9  # seconds per ring step, bytes/s per direction
+    sizes = [2**k for k in range(16, 34)]  # 64 KiB .. 8 GiB
+    for n in (16, 64, 128):
+        # Ring all-reduce: busbw = B x S / (S + n alpha B) once the 2(n-1)/n factors cancel.
+        ax.semilogx(
+            sizes, [bandwidth * s / (s + n * alpha * bandwidth) / 1e9 for s in sizes], label=f"n = {n} ranks", base=2
+        )
+        ax.plot([n * alpha * bandwidth], [bandwidth / 2e9], "o", color="black", ms=3)
+    ax.axhline(bandwidth / 1e9, color="grey", lw=0.8, ls=":")
+    ax.set_xlabel("Message size S (bytes)")
+    ax.set_ylabel("Ring all-reduce busbw (GB/s)")
+    ax.legend(fontsize=7)
+
+
+def _link_bandwidths(ax, data_dir: Path) -> None:
+    rows, errors = specdata.load(data_dir, "interconnects")
+    if errors:
+        raise ValueError("; ".join(str(e) for e in errors))
+    rows = sorted(rows, key=lambda r: (r.kind, r.per_direction_gbps))
+    colors = {"intra-node": "#3949ab", "inter-node": "#ef6c00"}
+    ax.barh([r.name for r in rows], [r.per_direction_gbps for r in rows], color=[colors[r.kind] for r in rows])
+    ax.set_xscale("log")
+    for y, row in enumerate(rows):
+        ax.text(row.per_direction_gbps * 1.08, y, f"{row.per_direction_gbps:g}", va="center", fontsize=6)
+    ax.set_xlabel("GB/s per direction, log scale (blue: in a node, orange: between nodes)")
+    ax.tick_params(axis="y", labelsize=6.5)
+
+
+def _storage_drives(ax, data_dir: Path) -> None:
+    rows, errors = specdata.load(data_dir, "storage")
+    if errors:
+        raise ValueError("; ".join(str(e) for e in errors))
+    rows = sorted(rows, key=lambda r: r.seq_read_gbps)
+    ys = range(len(rows))
+    ax.barh([y + 0.2 for y in ys], [r.seq_read_gbps for r in rows], height=0.4, color="#3949ab", label="sequential")
+    random = [r.rand_read_kiops * 4096e3 / 1e9 for r in rows]
+    ax.barh([y - 0.2 for y in ys], random, height=0.4, color="#ef6c00", label="4 KiB random")
+    ax.set_yticks(list(ys), [r.name for r in rows])
+    ax.set_xscale("log")
+    ax.set_xlabel("Read throughput per drive (GB/s, log scale; random = IOPS x 4 KiB)")
+    ax.tick_params(axis="y", labelsize=6.5)
+    ax.legend(fontsize=7)
+
+
 FIGURES = {
     f.name: f
     for f in (
@@ -149,6 +214,37 @@ FIGURES = {
             "Log-log plot of KV-cache size in GiB against context length for an 8B-class and a 70B-class model",
             "KV-cache size of one sequence, 2 x layers x KV heads x head_dim x 2 bytes per token (head_dim 128, "
             "bf16, grouped-query attention with 8 KV heads).",
+        ),
+        Figure(
+            "effective-bandwidth",
+            _effective_bandwidth,
+            "Plot of effective bandwidth against message size for a 50 GB/s link and a 450 GB/s link",
+            "Effective bandwidth n / (a + n/B) of one transfer of n bytes, with illustrative start-up costs a. "
+            "The faster link reaches half its bandwidth only at a larger message (the dot, n = a x B).",
+        ),
+        Figure(
+            "busbw-vs-size",
+            _busbw_vs_size,
+            "Plot of ring all-reduce bus bandwidth against message size for 16, 64 and 128 ranks",
+            "Ring all-reduce busbw = B x S / (S + n x a x B) with a = 5 us per step and B = 50 GB/s per "
+            "direction (dotted line): the more ranks, the larger the message needed to approach B (dots: half).",
+        ),
+        Figure(
+            "link-bandwidths",
+            _link_bandwidths,
+            "Horizontal bar chart of per-direction bandwidth of each interconnect in the data, log scale",
+            "Per-direction bandwidth of each link generation, in the unit of count of its row (per link, per "
+            "GPU, per port). Data: book/data/interconnects.yaml.",
+            ("interconnects.yaml",),
+            (6.4, 5.0),
+        ),
+        Figure(
+            "storage-drives",
+            _storage_drives,
+            "Horizontal bar chart of sequential and 4 KiB random read throughput per drive, log scale",
+            "Sequential read throughput against 4 KiB random-read throughput (IOPS x 4 KiB) per drive, from "
+            "vendor ratings. Data: book/data/storage.yaml.",
+            ("storage.yaml",),
         ),
     )
 }
@@ -207,7 +303,7 @@ def _svg(figure: Figure, data_dir: Path) -> bytes:
             "axes.unicode_minus": False,
         }
     ):
-        fig, ax = plt.subplots(figsize=(6.4, 3.8))
+        fig, ax = plt.subplots(figsize=figure.size)
         figure.draw(ax, Path(data_dir))
         ax.grid(True, which="major", alpha=0.3)
         fig.tight_layout()
