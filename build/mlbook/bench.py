@@ -255,13 +255,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mlbook.bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="real book and the 250,000-word book only (no 3x book)")
     parser.add_argument("--out", default=str(ROOT / ".cache" / "bench"), help="work and results folder")
+    parser.add_argument("--real", default=str(ROOT), help="repository root of the real book (default: this one)")
     parser.add_argument("--floor", nargs=2, metavar=("SITE", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.floor:
         floor(Path(args.floor[0]), Path(args.floor[1]))
         return 0
     out, runs = Path(args.out), []
-    books = [("real", ROOT), ("synthetic", synthetic.generate(out / "synthetic-src", 250_000, theme_dir=THEME))]
+    books = [
+        ("real", Path(args.real).resolve()),
+        ("synthetic", synthetic.generate(out / "synthetic-src", 250_000, theme_dir=THEME)),
+    ]
     if not args.quick:
         books.append(("synthetic3x", synthetic.generate(out / "synthetic3x-src", 750_000, theme_dir=THEME)))
     for name, root in books:
