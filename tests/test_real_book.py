@@ -92,9 +92,12 @@ def test_no_code_line_or_table_cell_is_clipped_in_the_pdf(real_site, book):
         {c.display_title for c in book.pages()} | {c.title for c in book.pages()} | {p.title for p in book.parts}
     )
 
-    def body(page_text):  # drop the running header and page number that extraction puts after the content
+    def body(page_text):
+        # Drop what extraction puts after the content: running header, page number, and the markers of the
+        # page's list items ("1.", "2.", "•"), which are drawn separately from the item text.
         lines = page_text.split("\n")
-        while lines and (lines[-1].strip() in furniture or re.fullmatch(r"[0-9ivxlc]+", lines[-1].strip())):
+        after = re.compile(r"[0-9ivxlc]+|(?:[0-9]+|[a-z]|[ivx]+)\.|\u2022")
+        while lines and (lines[-1].strip() in furniture or after.fullmatch(lines[-1].strip())):
             lines.pop()
         return "\n".join(lines)
 
