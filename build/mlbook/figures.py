@@ -169,6 +169,26 @@ def _storage_drives(ax, data_dir: Path) -> None:
     ax.legend(fontsize=7)
 
 
+def _exposed_communication(ax, data_dir: Path) -> None:
+    tokens, flops = 4 * 2**20, 400e12  # global batch (tokens per step), achieved FLOP/s per GPU
+    gpus = [2**k for k in range(6, 15)]  # 64 .. 16,384
+    networks = {
+        "8 x 400 Gb/s per node (busbw 360 GB/s)": 360e9,
+        "4 x 200 Gb/s (96 GB/s)": 96e9,
+        "1 x 100 GbE (11 GB/s)": 11e9,
+    }
+    for label, busbw in networks.items():
+        # Communication over backward compute for DDP or ZeRO-3: (F / busbw) / (tokens per GPU) = n F / (T busbw).
+        ax.plot(gpus, [n * flops / (tokens * busbw) for n in gpus], marker="o", ms=3, label=label)
+        ax.plot([tokens * busbw / flops], [1], "o", color="black", ms=3)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.axhline(1, color="grey", lw=0.8, ls=":")
+    ax.set_xlabel("GPUs in data parallel (global batch fixed at 4M tokens)")
+    ax.set_ylabel("Communication time / backward compute time")
+    ax.legend(fontsize=7)
+
+
 FIGURES = {
     f.name: f
     for f in (
@@ -228,6 +248,14 @@ FIGURES = {
             "Plot of ring all-reduce bus bandwidth against message size for 16, 64 and 128 ranks",
             "Ring all-reduce busbw = B x S / (S + n x a x B) with a = 5 us per step and B = 50 GB/s per "
             "direction (dotted line): the more ranks, the larger the message needed to approach B (dots: half).",
+        ),
+        Figure(
+            "exposed-communication",
+            _exposed_communication,
+            "Log-log plot of communication time over backward compute time against GPU count for three networks",
+            "Gradient or parameter traffic per step over backward compute, n x F / (T x busbw), for a fixed "
+            "global batch T = 4M tokens and F = 400 TFLOPS achieved per GPU: above 1 (dotted) the network "
+            "cannot hide behind compute; dots mark n* = T x busbw / F.",
         ),
         Figure(
             "link-bandwidths",
