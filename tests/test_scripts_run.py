@@ -16,6 +16,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -408,7 +409,7 @@ def _preempt(tmp_path: Path, forward: str) -> tuple[subprocess.CompletedProcess,
     while (line := proc.stdout.readline()) and line.strip() != "started":  # the banner quotes the code
         first += line
     assert line.strip() == "started", first
-    proc.send_signal(__import__("signal").SIGUSR1)
+    proc.send_signal(signal.SIGUSR1)
     out, _ = proc.communicate(timeout=60)
     return subprocess.CompletedProcess(cmd, proc.returncode, first + out, ""), requeued
 

@@ -29,11 +29,16 @@ class Figure:
     size: tuple[float, float] = (6.4, 3.8)  # inches
 
 
-def _accelerators(data_dir: Path) -> list:
-    rows, errors = specdata.load(data_dir, "accelerators")
+def _rows(data_dir: Path, name: str) -> list:
+    """Validated rows of book/data/<name>.yaml; raises ValueError listing every defect."""
+    rows, errors = specdata.load(data_dir, name)
     if errors:
         raise ValueError("; ".join(str(e) for e in errors))
-    return [r for r in rows if r.dense_tflops.bf16 and r.memory_bandwidth_tbps]
+    return rows
+
+
+def _accelerators(data_dir: Path) -> list:
+    return [r for r in _rows(data_dir, "accelerators") if r.dense_tflops.bf16 and r.memory_bandwidth_tbps]
 
 
 def _peak_vs_bandwidth(ax, data_dir: Path) -> None:
@@ -140,10 +145,7 @@ def _busbw_vs_size(ax, data_dir: Path) -> None:
 
 
 def _link_bandwidths(ax, data_dir: Path) -> None:
-    rows, errors = specdata.load(data_dir, "interconnects")
-    if errors:
-        raise ValueError("; ".join(str(e) for e in errors))
-    rows = sorted(rows, key=lambda r: (r.kind, r.per_direction_gbps))
+    rows = sorted(_rows(data_dir, "interconnects"), key=lambda r: (r.kind, r.per_direction_gbps))
     colors = {"intra-node": "#3949ab", "inter-node": "#ef6c00"}
     ax.barh([r.name for r in rows], [r.per_direction_gbps for r in rows], color=[colors[r.kind] for r in rows])
     ax.set_xscale("log")
@@ -154,10 +156,7 @@ def _link_bandwidths(ax, data_dir: Path) -> None:
 
 
 def _storage_drives(ax, data_dir: Path) -> None:
-    rows, errors = specdata.load(data_dir, "storage")
-    if errors:
-        raise ValueError("; ".join(str(e) for e in errors))
-    rows = sorted(rows, key=lambda r: r.seq_read_gbps)
+    rows = sorted(_rows(data_dir, "storage"), key=lambda r: r.seq_read_gbps)
     ys = range(len(rows))
     ax.barh([y + 0.2 for y in ys], [r.seq_read_gbps for r in rows], height=0.4, color="#3949ab", label="sequential")
     random = [r.rand_read_kiops * 4096e3 / 1e9 for r in rows]
