@@ -7,7 +7,7 @@ import logging
 import sys
 from pathlib import Path
 
-from . import editions, stage
+from . import dependencies, editions, stage
 from .book import Book
 
 
@@ -40,12 +40,12 @@ def write_one(fmt: str, site: Path, out: str | None, variant: str | None = None)
     options.formats = [fmt]
     options.pdf_variant = variant or options.pdf_variant
     options.cache_dir = str(site.resolve().parent / ".cache" / "pdf-chunks")
-    module = __import__(editions.WRITERS[fmt][0], fromlist=["write"])
     target = Path(out) if out else editions.output_path(site, options, fmt)
     try:
+        module = __import__(editions.WRITERS[fmt][0], fromlist=["write"])
         count = module.write(book, options, site, target)
     except Exception as exc:
-        print(f"error: {fmt}: {exc}", file=sys.stderr)
+        print(f"error: {fmt}: {dependencies.explain(exc) or exc}", file=sys.stderr)
         return 1
     print(f"wrote {target} ({count} {'pages' if fmt == 'pdf' else 'chapters'})")
     return 0

@@ -11,7 +11,7 @@ from pathlib import Path
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File
 
-from . import checks, editions, figures, generated, provenance, sourcecheck
+from . import checks, dependencies, editions, figures, generated, provenance, sourcecheck
 from .book import Book, from_outline
 from .config import Options, PluginConfig
 from .diagnostics import LOGGER, Reporter, WarningCounter, line_of
@@ -190,7 +190,7 @@ class BookPlugin(BasePlugin[PluginConfig]):
         try:
             results = editions.write_all(book, options, Path(config.site_dir))
         except Exception as exc:  # a writer failed: strict must fail the build, with the reason
-            LOGGER.warning("mlbook: could not write the editions: %s", exc)
+            LOGGER.warning("mlbook: could not write the editions: %s", dependencies.explain(exc) or exc)
             return
         generated.fill_sizes(Path(config.site_dir), {fmt: r["bytes"] for fmt, r in results.items()})
         site = Path(config.site_dir)

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import dependencies
+
 
 def build(
     root: Path,
@@ -24,6 +26,14 @@ def build(
     would destroy the last good site (and its PDF and EPUB) on every failed build.
     """
     root, site = Path(root).resolve(), Path(site).resolve()
+    absent = _absent_packages()
+    if absent:
+        names = ", ".join(f"'{n}'" for n in absent)
+        print(
+            f"mlbook: cannot build: the Python package(s) {names} are not installed; {dependencies.SETUP_HINT}",
+            file=sys.stderr,
+        )
+        return 1
     staging = Path(staging or site.with_name(f".{site.name}.staging")).resolve()
     if staging.exists():
         shutil.rmtree(staging)
@@ -61,3 +71,11 @@ def swap(new: Path, site: Path) -> None:
     new.rename(site)
     if old.exists():
         shutil.rmtree(old)
+
+
+def _absent_packages() -> list[str]:
+    """Packages of the `book` extra that are not installed (none known when mlbook runs uninstalled)."""
+    try:
+        return dependencies.missing()
+    except dependencies.md.PackageNotFoundError:
+        return []
