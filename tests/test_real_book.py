@@ -1,9 +1,11 @@
 """The real book, built once per session: outline, navigation, EPUBCheck, every nav page present."""
 
+import re
+
 import pytest
 from pypdf import PdfReader
 
-from conftest import require_java
+from conftest import ROOT, require_java
 from inspect_outputs import epub_nav, epubcheck, parts_and_chapters, pdf_internal_links, pdf_outline
 from mlbook.book import Book
 
@@ -62,7 +64,10 @@ def test_chapter_pages_show_last_update_edit_link_and_description(real_site):
         'href="https://git.example.org/ml-engineering-book/ml-engineering-book/edit/main/book/hardware/accelerators.md"'
         in page
     )
-    assert '<meta name="description" content="This chapter' in page
+    # The description is the chapter's own first paragraph, which leads with advice, not a template opener.
+    source = (ROOT / "book" / "hardware" / "accelerators.md").read_text(encoding="utf-8").split("\n")[2]
+    description = re.search(r'<meta name="description" content="([^"]*)"', page).group(1)
+    assert description.startswith(source.split(" (")[0][:60]) and not description.startswith("This chapter")
     assert '<meta property="og:title" content="Accelerators">' in page
 
 
