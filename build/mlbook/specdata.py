@@ -1,8 +1,9 @@
 """The book's reference numbers as validated data: schemas, consistency checks, and rows with their lines.
 
 Each table in ``book/data/<name>.yaml`` is a YAML list of rows. A row's schema fixes its units in the field names
-(``_tflops`` = 10^12 FLOP/s, ``_tbps`` = 10^12 bytes/s, ``_gbps`` = 10^9 bytes/s, ``_w`` = watts, ``_gb`` = 10^9
-bytes as labelled by the vendor), and every row carries a source URL and an as-of date.
+(``_tflops`` = 10^12 FLOP/s, ``_tbps`` = 10^12 bytes/s, ``_gbps`` = 10^9 bytes/s, ``_gbit`` = 10^9 bits/s, ``_w`` =
+watts, ``_mhz`` = 10^6 cycles/s, ``_gb`` = 10^9 bytes as labelled by the vendor, ``_mb`` = cache size as the vendor
+labels it), and every row carries a source URL and an as-of date.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, ValidationError, model_validator
@@ -45,7 +47,9 @@ class Accelerator(Strict):
     tdp_w: int | None = Field(None, gt=0, le=5000)
     dense_tflops: DenseTflops
     vendor_quotes_sparse: bool
+    status: Literal["shipping", "announced"]  # announced: presented by the vendor, not yet shipping as of as_of
     source: HttpUrl
+    also_sources: list[HttpUrl] = []  # further sources, e.g. a vendor page that disagrees; notes say which is which
     as_of: dt.date
     notes: str = ""
 
@@ -135,7 +139,132 @@ class StorageDevice(Strict):
         return self
 
 
-SCHEMAS: dict[str, type[Strict]] = {"accelerators": Accelerator, "interconnects": Link, "storage": StorageDevice}
+class HbmGeneration(Strict):
+    """One HBM generation: per-pin data rate, interface width and the per-stack bandwidth they give, per stack.
+
+    per_stack_gbps must equal max_pin_gbit x interface_bits / 8 (GB/s = 10^9 bytes/s, within 1%).
+    """
+
+    name: str
+    standard: str  # JEDEC document, e.g. "JESD238"
+    year: int = Field(ge=2013, le=2035)
+    max_pin_gbit: float = Field(gt=0, le=20)  # Gb/s per data pin
+    interface_bits: int = Field(gt=0)  # data pins per stack
+    per_stack_gbps: float = Field(gt=0)
+    max_stack_height: int | None = Field(None, gt=0, le=24)  # DRAM dies per stack
+    max_stack_gb: float | None = Field(None, gt=0, le=256)  # capacity per stack, GB as labelled
+    source: HttpUrl
+    also_sources: list[HttpUrl] = []
+    as_of: dt.date
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _bandwidth_is_pins_times_rate(self) -> HbmGeneration:
+        expected = self.max_pin_gbit * self.interface_bits / 8
+        if abs(self.per_stack_gbps - expected) > 0.01 * expected:
+            raise ValueError(
+                f"per_stack_gbps {self.per_stack_gbps} != {self.max_pin_gbit} Gb/s x {self.interface_bits} pins / 8 "
+                f"= {expected:.1f} GB/s"
+            )
+        return self
+
+
+class ChipCache(Strict):
+    """On-chip memory of one accelerator, per chip (per package where the notes say so), sizes as labelled (MB).
+
+    l2_mb: the last cache level private to the compute dies; llc_mb: a further shared level (AMD Infinity Cache);
+    sram_mb: on-chip SRAM of chips without a cache hierarchy in front of HBM (or with no HBM at all).
+    """
+
+    name: str
+    vendor: str
+    l2_mb: float | None = Field(None, gt=0)
+    llc_mb: float | None = Field(None, gt=0)
+    sram_mb: float | None = Field(None, gt=0)
+    source: HttpUrl
+    also_sources: list[HttpUrl] = []
+    as_of: dt.date
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _has_a_size(self) -> ChipCache:
+        if self.l2_mb is None and self.llc_mb is None and self.sram_mb is None:
+            raise ValueError("a cache row needs at least one of l2_mb, llc_mb, sram_mb")
+        return self
+
+
+class PowerClock(Strict):
+    """Power limit and clocks of one accelerator, per device; a peak can be recomputed from units x rate x clock.
+
+    When compute_units, dense_fp16_flop_per_clock_per_unit and boost_clock_mhz are all given, their product is the
+    dense FP16 peak (TFLOPS), which must match dense_fp16_tflops within 1%.
+    """
+
+    name: str
+    vendor: str
+    max_power_w: int = Field(gt=0, le=5000)
+    power_kind: str  # "TDP", "TBP", "configurable up to"
+    cooling: str  # "air", "liquid", "air or liquid"
+    boost_clock_mhz: int | None = Field(None, gt=0, le=5000)
+    compute_units: int | None = Field(None, gt=0)  # SMs, CUs, TensorCores
+    dense_fp16_flop_per_clock_per_unit: int | None = Field(None, gt=0)
+    dense_fp16_tflops: float | None = Field(None, gt=0)
+    source: HttpUrl
+    also_sources: list[HttpUrl] = []
+    as_of: dt.date
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _peak_is_units_rate_clock(self) -> PowerClock:
+        parts = (self.compute_units, self.dense_fp16_flop_per_clock_per_unit, self.boost_clock_mhz)
+        if all(parts) and self.dense_fp16_tflops:
+            derived = parts[0] * parts[1] * parts[2] * 1e6 / 1e12
+            if abs(derived - self.dense_fp16_tflops) > 0.01 * self.dense_fp16_tflops:
+                raise ValueError(
+                    f"{parts[0]} units x {parts[1]} FLOP/clock x {parts[2]} MHz = {derived:.1f} TFLOPS, "
+                    f"not dense_fp16_tflops {self.dense_fp16_tflops}"
+                )
+        return self
+
+
+class CloudNetwork(Strict):
+    """Inter-node (GPU-to-GPU) networking of one cloud instance type, per node and per direction, 10^9 bits/s.
+
+    fabric_gbit must equal nic_count x nic_gbit: the accelerator fabric only, not the front-end network.
+    """
+
+    name: str  # instance or VM type
+    provider: str
+    accelerator: str
+    accelerators: int = Field(gt=0)
+    fabric: str  # "EFA (SRD)", "InfiniBand NDR", "RoCE"
+    nic_count: int = Field(gt=0)
+    nic_gbit: float = Field(gt=0)  # per NIC (or per EFA interface), per direction
+    fabric_gbit: float = Field(gt=0)  # per node, per direction
+    source: HttpUrl
+    also_sources: list[HttpUrl] = []
+    as_of: dt.date
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _fabric_is_nics_times_rate(self) -> CloudNetwork:
+        if abs(self.fabric_gbit - self.nic_count * self.nic_gbit) > 0.01 * self.fabric_gbit:
+            raise ValueError(
+                f"fabric_gbit {self.fabric_gbit} != {self.nic_count} NICs x {self.nic_gbit} Gb/s "
+                f"= {self.nic_count * self.nic_gbit}"
+            )
+        return self
+
+
+SCHEMAS: dict[str, type[Strict]] = {
+    "accelerators": Accelerator,
+    "interconnects": Link,
+    "storage": StorageDevice,
+    "hbm": HbmGeneration,
+    "caches": ChipCache,
+    "power-clocks": PowerClock,
+    "cloud-networks": CloudNetwork,
+}
 
 
 @dataclass

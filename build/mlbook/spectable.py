@@ -23,7 +23,7 @@ OPEN = re.compile(r"^///\s*spec-table\s*\|\s*(?P<name>[\w-]+)\s*$")
 COLUMNS = {
     "accelerators": [
         ("Accelerator", lambda r: r["name"]),
-        ("Year", lambda r: r["launch_year"]),
+        ("Year", lambda r: f"{r['launch_year']} (announced)" if r.get("status") == "announced" else r["launch_year"]),
         ("Memory (GB, type)", lambda r: f"{_num(r['memory_gb'])} {r['memory_type']}"),
         ("Memory bandwidth (TB/s)", lambda r: _num(r["memory_bandwidth_tbps"])),
         ("BF16 dense (TFLOPS)", lambda r: _num(r["dense_tflops"].get("bf16"))),
@@ -55,6 +55,41 @@ COLUMNS["storage"] = [
 ]
 
 
+COLUMNS["hbm"] = [
+    ("Generation", lambda r: r["name"]),
+    ("JEDEC standard", lambda r: r["standard"]),
+    ("Year", lambda r: r["year"]),
+    ("Pin rate (Gb/s)", lambda r: _num(r["max_pin_gbit"])),
+    ("Interface (bits)", lambda r: _num(r["interface_bits"])),
+    ("Per stack (GB/s)", lambda r: _num(r["per_stack_gbps"])),
+    ("Largest stack", lambda r: _stack(r["max_stack_height"], r["max_stack_gb"])),
+]
+COLUMNS["caches"] = [
+    ("Accelerator", lambda r: r["name"]),
+    ("L2 (MB)", lambda r: _num(r["l2_mb"])),
+    ("Last-level / Infinity Cache (MB)", lambda r: _num(r["llc_mb"])),
+    ("On-chip SRAM (MB)", lambda r: _num(r["sram_mb"])),
+]
+COLUMNS["power-clocks"] = [
+    ("Accelerator", lambda r: r["name"]),
+    ("Max power (W)", lambda r: f"{_num(r['max_power_w'])} ({r['power_kind']})"),
+    ("Cooling", lambda r: r["cooling"]),
+    ("Peak clock (MHz)", lambda r: _num(r["boost_clock_mhz"])),
+    ("Compute units", lambda r: _num(r["compute_units"])),
+    ("Dense FP16 FLOP/clock/unit", lambda r: _num(r["dense_fp16_flop_per_clock_per_unit"])),
+    ("Dense FP16 (TFLOPS)", lambda r: _num(r["dense_fp16_tflops"])),
+]
+COLUMNS["cloud-networks"] = [
+    ("Instance", lambda r: r["name"]),
+    ("Provider", lambda r: r["provider"]),
+    ("Accelerators", lambda r: f"{r['accelerators']} x {r['accelerator']}"),
+    ("Fabric", lambda r: r["fabric"]),
+    ("NICs x Gb/s", lambda r: f"{r['nic_count']} x {_num(r['nic_gbit'])}"),
+    ("Per node, per direction (Gb/s)", lambda r: _num(r["fabric_gbit"])),
+    ("Per accelerator, per direction (GB/s)", lambda r: _num(round(r["fabric_gbit"] / 8 / r["accelerators"], 1))),
+]
+
+
 def _gbps(r: dict) -> float:
     """A row's bandwidth in GB/s: HBM bandwidth for an accelerator, one direction for a link."""
     return r["memory_bandwidth_tbps"] * 1000 if "memory_bandwidth_tbps" in r else r["per_direction_gbps"]
@@ -73,6 +108,10 @@ DATA_OF = {
     "ridge-points": "accelerators",
     "interconnects": "interconnects",
     "storage": "storage",
+    "hbm": "hbm",
+    "caches": "caches",
+    "power-clocks": "power-clocks",
+    "cloud-networks": "cloud-networks",
 }
 NOTES = {
     "accelerators": "TFLOPS are dense tensor-core peaks per device (vendors' sparse headline figures are 2× "
@@ -84,10 +123,22 @@ NOTES = {
     "half of it. Rates are signalling rates after line encoding, before protocol overhead.",
     "bandwidth-ladder": "HBM bandwidth is per device (reads and writes share it); link figures are one direction, "
     "the rate at which data can flow from one GPU to another. Relative = HBM bandwidth / the row's bandwidth.",
+    "hbm": "Per stack, at the fastest pin rate of the JEDEC standard (products may ship faster or slower): bandwidth = "
+    "pin rate x interface width / 8, in GB/s (10^9 bytes/s); capacity in GB as labelled.",
+    "caches": "Per chip, sizes as the vendor labels them (MB, usually 2^20 bytes). L2 serves every compute unit of the "
+    "chip; AMD's Infinity Cache is a further level in front of HBM; SRAM is on-chip memory of chips built around it.",
+    "power-clocks": "Per device. Dense FP16 = compute units x dense FP16 FLOP per clock per unit x peak clock; the "
+    "product is checked against the stated peak. Power is the maximum board, module or package power.",
+    "cloud-networks": "The GPU-to-GPU (backend) fabric only, per direction: Gb/s = 10^9 bits/s; the per-accelerator "
+    "column divides by 8 for GB/s. Front-end and storage NICs are excluded.",
     "storage": 'Per drive, vendor "up to" figures: GB/s = 10^9 bytes per second with large sequential blocks; random '
     "IOPS in thousands of 4 KiB operations per second at a high queue depth with many jobs (one thread at queue "
     "depth 1 gets a small fraction). Measure your own drives with fio before planning on these.",
 }
+
+
+def _stack(height, gb) -> str:
+    return "n/a" if not height else f"{height}-high, {_num(gb)} GB"
 
 
 def _ratio(flops, tbps) -> str:
@@ -115,11 +166,16 @@ def load(data_dir: Path, name: str) -> list[dict]:
     return [m.model_dump(mode="json") for m in models]
 
 
-def render(rows: list[dict], name: str, only: list[str] | None = None) -> list[str]:
-    """Markdown lines of the table: header with units, one line per row, a source link per row, a note.
+def render(rows: list[dict], name: str, only: list[str] | None = None, status: str | None = None) -> list[str]:
+    """Markdown lines of the table: header with units, one line per row, source links per row, a note.
 
     only: row names to show, in that order (all rows when None); an unknown name raises ValueError.
+    status: keep only rows with this status ("shipping" or "announced"); other values raise ValueError.
     """
+    if status is not None:
+        if status not in ("shipping", "announced"):
+            raise ValueError(f"status must be shipping or announced, not '{status}'")
+        rows = [r for r in rows if r.get("status") == status]
     if only:
         by_name = {r["name"]: r for r in rows}
         missing = [n for n in only if n not in by_name]
@@ -136,7 +192,8 @@ def render(rows: list[dict], name: str, only: list[str] | None = None) -> list[s
     lines = ["| " + " | ".join(h for h, _ in cols) + " | Source (as of) |", "|" + "---|" * (len(cols) + 1)]
     for row in rows:
         cells = [str(fn(row)).replace("|", "\\|") for _, fn in cols]
-        lines.append("| " + " | ".join(cells) + f" | [{row.get('as_of', 'source')}]({row['source']}) |")
+        more = "".join(f", [{i}]({url})" for i, url in enumerate(row.get("also_sources") or [], start=2))
+        lines.append("| " + " | ".join(cells) + f" | [{row.get('as_of', 'source')}]({row['source']}){more} |")
     files = ", ".join(f"`book/data/{f}.yaml`" for f in _files(name))
     return [*lines, "", f"*{NOTES[name]} Data: {files}.*"]
 
@@ -173,8 +230,9 @@ class SpecTablePreprocessor(Preprocessor):
                     raise ValueError(f"unknown spec table '{name}'; known: {', '.join(sorted(COLUMNS))}")
                 body = [ln.strip() for ln in lines[i + 1 : end]]
                 only = [n.strip() for b in body if b.startswith("rows:") for n in b[5:].split(";") if n.strip()]
+                status = next((b[7:].strip() for b in body if b.startswith("status:")), None)
                 rows = [row for f in _files(name) for row in load(self.data_dir, f)]
-                out += ["", *render(rows, name, only or None), ""]
+                out += ["", *render(rows, name, only or None, status), ""]
             except (OSError, ValueError, KeyError, yaml.YAMLError) as exc:
                 LOG.warning("spec-table '%s': %s", name, exc)
                 out.append(lines[i])
