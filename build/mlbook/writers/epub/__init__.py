@@ -12,7 +12,7 @@ from ...book import Book
 from ...options import Options
 from ...provenance import as_datetime
 from ..outputs import atomic_path
-from ..styles import STYLES
+from ..styles import epub_css
 from . import cover
 from .chapters import EpubError, chapter_html, file_name, toc_entry
 
@@ -34,9 +34,7 @@ def build(book: Book, options: Options, site_dir: Path):
         eb.add_metadata("DC", "subject", word)
     eb.set_cover("cover.png", cover.png(options.title, options.subtitle, options.author))
     eb.get_item_with_id("cover").is_linear = True  # EPUBCheck: non-linear pages must be linked from somewhere
-    css = epub.EpubItem(
-        uid="style", file_name="style.css", media_type="text/css", content=(STYLES / "epub.css").read_bytes()
-    )
+    css = epub.EpubItem(uid="style", file_name="style.css", media_type="text/css", content=epub_css())
     eb.add_item(css)
     images: dict[str, str] = {}
     items, toc = [], []
