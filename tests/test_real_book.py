@@ -73,7 +73,7 @@ def test_chapter_pages_show_last_update_edit_link_and_description(real_site):
 
 def test_generated_pages_exist_and_list_every_script(real_site):
     from conftest import ROOT
-    from mlbook.generated import script_files
+    from mlbook.pages.scripts import script_files
 
     downloads = (real_site / "downloads" / "index.html").read_text(encoding="utf-8")
     assert "ml-engineering-book.pdf" in downloads and " MB</span>" in downloads
@@ -87,7 +87,7 @@ def test_no_code_line_or_table_cell_is_clipped_in_the_pdf(real_site, book):
     import re
     import unicodedata
 
-    from mlbook import article
+    from mlbook.html import article
 
     def norm(text):
         # Wrap markers, and list bullets that extraction emits after a page's text, are not content.

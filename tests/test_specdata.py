@@ -6,8 +6,9 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from mlbook import figures, specdata, spectable
-from mlbook.sourcecheck import fenced
+from mlbook.data import figures, specdata
+from mlbook.markdown import spectable
+from mlbook.markdown.fences import fenced
 
 DATA = ROOT / "book" / "data"
 TABLES = sorted(p.stem for p in DATA.glob("*.yaml"))

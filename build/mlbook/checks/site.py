@@ -6,10 +6,10 @@ import posixpath
 import re
 from pathlib import Path
 
-from . import article as articles
-from . import links
-from .book import Book, Chapter
-from .diagnostics import Reporter, line_of, line_offset
+from ..book import Book, Chapter
+from ..diagnostics import Reporter, line_of, line_offset
+from ..html import article as articles
+from ..html import links
 
 
 class _Ids(dict):

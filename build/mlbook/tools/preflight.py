@@ -1,6 +1,6 @@
 """Checks the machine before set-up: says in one sentence what to install instead of failing with a traceback.
 
-Runs on the system Python with the standard library only: `python3 build/mlbook/preflight.py book`.
+Runs on the system Python with the standard library only: `python3 build/mlbook/tools/preflight.py`.
 """
 
 from __future__ import annotations

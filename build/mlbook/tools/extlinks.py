@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .sourcecheck import fenced
+from ..markdown.fences import fenced
 
 URL = re.compile(r"(?:\]\(|<)(https?://[^\s)>]+)")
 
@@ -96,7 +96,7 @@ def check(refs: list[Ref], timeout: int = 10, retries: int = 2) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Check the book's external links; print one line per problem; exit 1 if there is any."""
-    parser = argparse.ArgumentParser(prog="python -m mlbook.extlinks", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m mlbook.tools.extlinks", description=__doc__)
     parser.add_argument("docs", nargs="?", default="book", help="folder of the chapters (default: book)")
     parser.add_argument("--timeout", type=int, default=10, help="seconds per request (default 10)")
     parser.add_argument("--retries", type=int, default=2, help="re-checks of a dead link before reporting it")

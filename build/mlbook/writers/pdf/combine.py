@@ -2,35 +2,22 @@
 
 from __future__ import annotations
 
-import functools
 import html
-import re
 from pathlib import Path
 
 from lxml import html as lhtml
 from lxml.html import builder as E
 
-from . import article as articles
-from . import links
-from .book import Book, Chapter
-from .codewrap import drop_unstyled_spans, wrap_code
-from .config import Options
-from .printable import make_printable
-from .provenance import as_datetime
+from ...book import Book, Chapter
+from ...html import article as articles
+from ...html import codestyle, links
+from ...html.codewrap import drop_unstyled_spans, wrap_code
+from ...html.printable import make_printable
+from ...options import Options
+from ...provenance import as_datetime
 
 # Characters of 8.2 pt Noto Sans Mono that fit the A4 text block inside an admonition (see styles/pdf.css).
 CODE_COLUMNS = 88
-
-
-@functools.cache
-def styled_code_classes() -> set[str]:
-    """Pygments token classes that the print style colours (see pdf.CODE_STYLE); whitespace colour never shows."""
-    from pygments.formatters import HtmlFormatter
-
-    from .pdf import CODE_STYLE
-
-    rules = HtmlFormatter(style=CODE_STYLE).get_style_defs(".highlight")
-    return set(re.findall(r"^\.highlight \.(\w+) ", rules, re.M)) - {"w"}
 
 
 def anchor(chapter: Chapter, element_id: str = "") -> str:
@@ -52,7 +39,7 @@ def rewrite_chapter(book: Book, chapter: Chapter, art: lhtml.HtmlElement, option
         target = links.resolve(chapter.url, img.get("src") or "")
         if target.kind == "file":
             img.set("src", (Path(site_dir) / target.url).resolve().as_uri())
-    drop_unstyled_spans(art, styled_code_classes())
+    drop_unstyled_spans(art, codestyle.styled_classes())
     wrap_code(art, CODE_COLUMNS)
 
 

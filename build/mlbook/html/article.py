@@ -6,7 +6,7 @@ from pathlib import Path
 
 from lxml import html as lhtml
 
-from .book import Chapter
+from ..book import Chapter
 
 # Site-only furniture inside Material's article element.
 CHROME = (

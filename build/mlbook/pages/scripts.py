@@ -1,4 +1,4 @@
-"""Pages the plugin writes itself (no file in book/): the Downloads page and the Scripts index."""
+"""The Scripts appendix, a page the plugin writes itself (no file in book/): every script, its purpose, its chapters."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import posixpath
 import re
 from pathlib import Path
 
-SIZE_SPAN = '<span class="mlbook-size" data-format="{fmt}"></span>'
 # A chapter uses a script when it includes it, links it, or names its path (for example in a command).
 MENTION = re.compile(r"(?<![\w/.-])(?:\.\./)*(?P<path>scripts/[\w/.-]+\.(?:py|sh|slurm|yaml))")
 
@@ -29,6 +28,16 @@ def purpose(path: Path) -> str:
         if stripped.startswith("#") and stripped.strip("# -=").strip():
             return stripped.lstrip("#").strip()
     return ""
+
+
+def served_files(root: Path) -> list[Path]:
+    """Every file under scripts/ that the site serves: all but Markdown (repository documentation) and bytecode."""
+    base = Path(root) / "scripts"
+    return [
+        p
+        for p in sorted(p for p in base.rglob("*") if p.is_file())
+        if "__pycache__" not in p.relative_to(root).as_posix() and p.suffix not in (".pyc", ".md")
+    ]
 
 
 def script_files(root: Path) -> list[Path]:
@@ -80,43 +89,3 @@ def scripts_index(root: Path, docs_dir: Path, titles: dict[str, str], page: str 
             "",
         ]
     )
-
-
-def downloads(output_name: str, formats: list[str], page: str = "downloads.md") -> str:
-    """Markdown of the Downloads page; the sizes are filled in after the editions are written."""
-    names = {
-        "pdf": ("PDF", "for reading offline and printing (A4)"),
-        "epub": ("EPUB", "for e-readers, phones and tablets"),
-    }
-    rows = []
-    for fmt in formats:
-        label, use = names[fmt]
-        rel = posixpath.relpath(f"downloads/{output_name}.{fmt}", posixpath.dirname(page) or ".")
-        rows.append(f"| {label} | [{output_name}.{fmt}]({rel}) | {SIZE_SPAN.format(fmt=fmt)} | {use} |")
-    return "\n".join(
-        [
-            "# Downloads",
-            "",
-            "The whole book as one file, built from the same sources as this website at the same time.",
-            "",
-            "| Edition | File | Size | For |",
-            "| --- | --- | --- | --- |",
-            *rows,
-            "",
-            "The scripts the book shows are listed, with download links, in the [scripts appendix](scripts.md).",
-            "",
-        ]
-    )
-
-
-def fill_sizes(site_dir: Path, sizes: dict[str, int]) -> None:
-    """Write the editions' sizes (bytes, shown in MB = 10^6 bytes) into every page's size placeholders."""
-    for page in Path(site_dir).rglob("*.html"):
-        text = page.read_text(encoding="utf-8")
-        new = text
-        for fmt, size in sizes.items():
-            new = new.replace(
-                SIZE_SPAN.format(fmt=fmt), f'<span class="mlbook-size" data-format="{fmt}">{size / 1e6:.1f} MB</span>'
-            )
-        if new != text:
-            page.write_text(new, encoding="utf-8")

@@ -13,8 +13,8 @@ import yaml
 from markdown import Extension
 from markdown.preprocessors import Preprocessor
 
-from . import specdata
-from .sourcecheck import fenced
+from ..data import specdata
+from .fences import fenced
 
 LOG = logging.getLogger("mkdocs.plugins.mlbook")
 OPEN = re.compile(r"^///\s*spec-table\s*\|\s*(?P<name>[\w-]+)\s*$")

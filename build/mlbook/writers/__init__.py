@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import importlib
-import json
 import logging
 import time
 from pathlib import Path
 
-from .book import Book
-from .config import Options
+from .. import options as saved_options
+from ..book import Book
+from ..options import Options
 
 # format -> (module, file suffix). Adding a format is one module and one line here.
-WRITERS = {"pdf": ("mlbook.pdf", ".pdf"), "epub": ("mlbook.epub", ".epub")}
+WRITERS = {"pdf": ("mlbook.writers.pdf", ".pdf"), "epub": ("mlbook.writers.epub", ".epub")}
 
 LOG = logging.getLogger("mkdocs.plugins.mlbook")
 
@@ -48,10 +48,9 @@ def write_all(book: Book, options: Options, site_dir: Path) -> dict[str, dict]:
 def save_model(book: Book, options: Options, site_dir: Path) -> None:
     """Write ``book.json`` and ``options.json`` into the site so the command line can rerun the writers."""
     Path(site_dir, "book.json").write_text(book.to_json(), encoding="utf-8")
-    saved = {k: v for k, v in options.to_dict().items() if k != "cache_dir"}  # a local path, not part of the book
-    Path(site_dir, "options.json").write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    saved_options.save(options, site_dir)
 
 
 def load_options(site_dir: Path) -> Options:
     """Read the options saved by save_model."""
-    return Options(**json.loads(Path(site_dir, "options.json").read_text(encoding="utf-8")))
+    return saved_options.load(site_dir)

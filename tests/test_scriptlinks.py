@@ -1,4 +1,4 @@
-from mlbook.plugin import add_download_links
+from mlbook.markdown.scriptlinks import add_download_links
 
 
 def test_download_link_added_before_included_script():

@@ -20,10 +20,12 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..book import Book
+from ..html import article
 from . import synthetic
 
-ROOT = Path(__file__).resolve().parents[2]
-THEME = Path(__file__).resolve().parent / "theme"
+ROOT = Path(__file__).resolve().parents[3]
+THEME = Path(__file__).resolve().parents[1] / "theme"
 FLOOR_CSS = (
     "@page { size: A4; margin: 20mm; } body { font-family: 'Noto Serif'; font-size: 10.5pt; } "
     "pre { white-space: pre-wrap; }"
@@ -146,7 +148,7 @@ def bench_book(name: str, root: Path, work: Path, runs: list[Run]) -> None:
             "pdf (pdf/ua-1 tagged)",
             [py, "-m", "mlbook", "pdf", str(site), "--variant", "pdf/ua-1", "--out", str(work / "book-ua.pdf")],
         )
-    add("baseline: floor", [py, "-m", "mlbook.bench", "--floor", str(site), str(work / "floor.pdf")])
+    add("baseline: floor", [py, "-m", "mlbook.tools.bench", "--floor", str(site), str(work / "floor.pdf")])
     add("epub", [py, "-m", "mlbook", "epub", str(site), "--out", str(work / "book.epub")])
     shutil.rmtree(cache, ignore_errors=True)
     add("build (cold)", [py, "-m", "mlbook", "build", "--site", str(work / "full")])
@@ -159,7 +161,7 @@ def bench_book(name: str, root: Path, work: Path, runs: list[Run]) -> None:
 def _without_plugin(config: str, root: Path) -> str:
     """The book's mkdocs.yml without our plugin and extension (the plain-MkDocs baseline)."""
     config = re.sub(r"\n  - mlbook:\n(      .*\n)+", "\n", config)
-    config = config.replace("  - mlbook.spectable\n", "").replace("strict: true", "strict: false")
+    config = config.replace("  - mlbook.markdown.spectable\n", "").replace("strict: true", "strict: false")
     config = re.sub(r"\n\s*- [^\n]*(downloads|scripts)\.md", "", config)
     config = config.replace("custom_dir: build/mlbook/theme", f"custom_dir: {THEME}")
     return f"docs_dir: {root / 'book'}\n" + re.sub(r"^docs_dir:.*$", "", config, flags=re.M)
@@ -212,9 +214,6 @@ def floor(site: Path, out: Path) -> None:
     from lxml import html as lhtml
     from weasyprint import CSS, HTML
 
-    from . import article
-    from .book import Book
-
     book = Book.load(site)
     body = "".join(lhtml.tostring(article.load(site, c), encoding="unicode") for c in book.pages())
     doc = HTML(string=f"<html><body>{body}</body></html>", base_url=site.resolve().as_uri() + "/").render(
@@ -252,7 +251,7 @@ def table(runs: list[Run]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark (or, with --floor, only the floor render used as a baseline)."""
-    parser = argparse.ArgumentParser(prog="python -m mlbook.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m mlbook.tools.bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="real book and the 250,000-word book only (no 3x book)")
     parser.add_argument("--out", default=str(ROOT / ".cache" / "bench"), help="work and results folder")
     parser.add_argument("--real", default=str(ROOT), help="repository root of the real book (default: this one)")

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import yaml
 
-from .diagnostics import Reporter
+from ..diagnostics import Reporter
+from ..markdown.fences import FENCE
 
-FENCE = re.compile(r"^(?P<indent>\s*)(?P<mark>`{3,}|~{3,})")
 HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+\S")
 SNIPPET = re.compile(r'^\s*--8<--\s+"(?P<path>[^"]+)"\s*$')
 
@@ -66,24 +66,6 @@ def _front_matter(text: str, source: str, reporter: Reporter) -> int:
     if data is not None and not isinstance(data, dict):
         reporter.report(source, 2, "invalid front matter", "front matter must be 'key: value' pairs")
     return end + 1
-
-
-def fenced(lines: list[str]) -> list[bool]:
-    """For each line, whether it lies inside a fenced code block (the fence lines themselves count as inside)."""
-    out, fence = [], None
-    for line in lines:
-        match = FENCE.match(line)
-        if fence is None and match:
-            fence = match["mark"]
-            out.append(True)
-        elif fence is not None:
-            out.append(True)
-            if match and match["mark"][0] == fence[0] and len(match["mark"]) >= len(fence):
-                if not line.strip().lstrip(fence[0]):
-                    fence = None
-        else:
-            out.append(False)
-    return out
 
 
 def _outside_fences(lines: list[str], start: int, source: str, reporter: Reporter) -> Iterator[tuple[int, str]]:
