@@ -83,6 +83,12 @@ def mini_site() -> Path:
     return _built(FIXTURES / "mini", "mini")
 
 
+@pytest.fixture(scope="session")
+def print_site() -> Path:
+    """The print fixture book (constructs that once printed wrongly) built once per test session."""
+    return _built(FIXTURES / "print", "print")
+
+
 # Modules that run real programs (torchrun, SLURM, fio, a browser): integration tests, left out of test-fast.
 INTEGRATION_MODULES = {"test_scripts_run", "test_scripts_toolkit", "test_slurm"}
 

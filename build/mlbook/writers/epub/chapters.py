@@ -11,7 +11,7 @@ from lxml.html import builder as E
 
 from ...book import Book, Chapter
 from ...html import article as articles
-from ...html import links
+from ...html import links, svglabels
 from ...html.printable import make_printable
 from ...options import Options
 
@@ -62,6 +62,7 @@ def _mark_footnotes(art) -> None:
 def chapter_html(book: Book, chapter: Chapter, options: Options, site_dir: Path, images: dict) -> str:
     """The chapter's XHTML document body; the images it shows are added to images (site path -> packaged name)."""
     art = make_printable(articles.load(site_dir, chapter))
+    svglabels.convert_inline(art)  # what cannot be converted was reported when the page was built
     _rewrite(book, chapter, art, options, images)
     _mark_footnotes(art)
     h1 = art.find(".//h1")

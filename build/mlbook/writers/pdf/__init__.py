@@ -5,14 +5,12 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from weasyprint import CSS, HTML
-
 from ...book import Book
 from ...options import Options
 from ..outputs import atomic_path
 from ..styles import STYLES, pdf_css
 from . import chunks, combine, fonts
-from .render import ConfinedFetcher, WarningCollector
+from .render import ConfinedFetcher, WarningCollector, render_html
 
 
 class PdfError(RuntimeError):
@@ -48,9 +46,7 @@ def _write_single(book: Book, options: Options, site_dir: Path, out: Path) -> in
     wlog = logging.getLogger("weasyprint")
     wlog.addHandler(collect)
     try:
-        doc = HTML(string=source, base_url=site_dir.as_uri() + "/", url_fetcher=fetcher).render(
-            stylesheets=[CSS(string=pdf_css(), url_fetcher=fetcher)]
-        )
+        doc = render_html(source, site_dir.as_uri() + "/", [], pdf_css(), fetcher)
         problems = collect.messages + [f"refused: {u}" for u in fetcher.refused]
         if problems:
             raise PdfError("; ".join(sorted(set(problems))))

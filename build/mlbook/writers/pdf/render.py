@@ -11,6 +11,8 @@ from urllib.request import url2pathname
 from weasyprint import CSS, HTML
 from weasyprint.urls import URLFetcher
 
+from ..styles import pdf_css
+
 
 class ConfinedFetcher(URLFetcher):
     """Serves file: URLs under the allowed folders and data: URLs; refuses everything else."""
@@ -45,6 +47,21 @@ class WarningCollector(logging.Handler):
         self.messages.append(record.getMessage())
 
 
+def render_html(source: str, base_url: str, roots: list, css: str | None = None, fetcher=None):
+    """Lay out one HTML document with WeasyPrint and return its Document (pages, anchors, bookmarks).
+
+    roots: folders the document may read (a ConfinedFetcher over them is made unless fetcher is given); css:
+    the stylesheet, by default the print style. Width and height attributes and ``<ol start>`` count
+    (presentational hints), as they do in a browser.
+    """
+    if css is None:
+        css = pdf_css()
+    fetcher = fetcher or ConfinedFetcher([Path(r) for r in roots])
+    return HTML(string=source, base_url=base_url, url_fetcher=fetcher).render(
+        stylesheets=[CSS(string=css, url_fetcher=fetcher)], presentational_hints=True
+    )
+
+
 @dataclass
 class Rendered:
     """What a worker sends back for one chunk (plain data, so it pickles)."""
@@ -64,9 +81,7 @@ def render_chunk(job: tuple[str, str, str, list[str], bytes]) -> Rendered:
     fetcher = ConfinedFetcher([Path(r) for r in roots])
     collect = WarningCollector()
     logging.getLogger("weasyprint").addHandler(collect)
-    doc = HTML(string=source, base_url=base_url, url_fetcher=fetcher).render(
-        stylesheets=[CSS(string=css, url_fetcher=fetcher)]
-    )
+    doc = render_html(source, base_url, roots, css, fetcher)
     out = Rendered(pdf=b"", pages=len(doc.pages))
     for index, page in enumerate(doc.pages):
         for name in page.anchors:
