@@ -10,7 +10,8 @@ from mlbook import figures, specdata, spectable
 from mlbook.sourcecheck import fenced
 
 DATA = ROOT / "book" / "data"
-TABLES = sorted(p.stem for p in DATA.glob("*.yaml"))
+# runbook.yaml is validated by mlbook.runbook (tests/test_runbook.py), not as a spec table.
+TABLES = sorted(p.stem for p in DATA.glob("*.yaml") if p.stem != "runbook")
 
 
 @pytest.mark.parametrize("name", TABLES)

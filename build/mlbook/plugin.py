@@ -14,6 +14,7 @@ from mkdocs.structure.files import File
 from . import checks, dependencies, editions, figures, generated, provenance, sourcecheck
 from .book import Book, from_outline
 from .config import Options, PluginConfig
+from .datablocks import DataBlocks
 from .diagnostics import LOGGER, Reporter, WarningCounter, line_of
 from .summary import summary
 
@@ -39,6 +40,7 @@ class BookPlugin(BasePlugin[PluginConfig]):
         self.reporter = Reporter(LOGGER)
         self.sources: dict[str, str] = {}
         self.root = Path(config.config_file_path).resolve().parent
+        self.datablocks = DataBlocks(self.root, Path(config.docs_dir), self.reporter)
         config.extra["mlbook_output_name"] = self.config.output_name
         snippets = config.mdx_configs.setdefault("pymdownx.snippets", {})
         # Resolve included scripts from the repository root whatever the working directory; our own check
@@ -141,6 +143,7 @@ class BookPlugin(BasePlugin[PluginConfig]):
         source = f"{Path(config.docs_dir).name}/{page.file.src_uri}"
         sourcecheck.check(self.sources.get(page.file.src_uri, markdown), source, self.root, self.reporter)
         markdown = self._expand_figures(markdown, page.file.src_uri, source)
+        markdown = self.datablocks.expand(markdown, page.file.src_uri, self.sources.get(page.file.src_uri, markdown))
         return add_download_links(markdown, page.file.src_uri)
 
     def _expand_figures(self, markdown: str, src_uri: str, source: str) -> str:
@@ -182,6 +185,7 @@ class BookPlugin(BasePlugin[PluginConfig]):
         # Under `serve --dirty` only the rebuilt pages went through on_page_markdown: check just those.
         only = set(self.sources) if self.command == "serve" else None
         checks.check_site(book, Path(config.site_dir), self.sources, self.reporter, coming, only)
+        self.datablocks.check_anchors(book, Path(config.site_dir))
         if not self.config.enabled or self.command == "serve" and not self.config.enabled:
             return
         if self.counter.count:
