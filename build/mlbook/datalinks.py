@@ -19,7 +19,7 @@ from .book import Book
 from .diagnostics import Reporter
 
 HEADING = re.compile(r"^(#{1,6})\s+(?P<text>.+?)\s*(\{[^}]*#(?P<id>[\w-]+)[^}]*\})?\s*$")
-MARKUP = re.compile(r"[`*_]|\[([^\]]*)\]\([^)]*\)")
+MARKUP = re.compile(r"[`*]|\[([^\]]*)\]\([^)]*\)")
 
 
 @dataclass(frozen=True)
