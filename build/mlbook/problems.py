@@ -41,8 +41,8 @@ class Given(Strict):
     def _one_source(self) -> Given:
         if (self.value is None) == (self.spec is None):
             raise ValueError("give either value (with unit) or spec, not both or neither")
-        if self.value is not None and not self.unit:
-            raise ValueError("a typed value needs its unit")
+        if self.value is not None and self.unit is None:
+            raise ValueError('a typed value needs its unit (unit: "" for a pure number)')
         return self
 
 
