@@ -76,7 +76,8 @@ class DataBlocks:
                 self._link(item.path, line, target)
             if item.problem.runbook:
                 self._runbook_ref(item, loaded)
-        return problemblock.render(solved, src_uri, self.docs_dir, RUNBOOK_PAGE)
+        titles = {e.id: e.title for e in loaded.runbook.entries} if loaded else {}
+        return problemblock.render(solved, src_uri, self.docs_dir, RUNBOOK_PAGE, titles)
 
     def _runbook_ref(self, item: problems.Solved, loaded: runbook.Loaded | None) -> None:
         if loaded is None or item.problem.runbook not in loaded.lines:

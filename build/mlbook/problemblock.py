@@ -13,15 +13,24 @@ from . import datalinks, problems
 ANSWER_CLASS = "mlbook-answer"
 
 
-def render(solved: list[problems.Solved], src_uri: str, docs_dir: Path, runbook_page: str = "runbook.md") -> list[str]:
-    """Markdown lines for the problems of one chapter, numbered from 1 in file order."""
+def render(
+    solved: list[problems.Solved],
+    src_uri: str,
+    docs_dir: Path,
+    runbook_page: str = "runbook.md",
+    runbook_titles: dict[str, str] | None = None,
+) -> list[str]:
+    """Markdown lines for the problems of one chapter, numbered from 1 in file order.
+
+    runbook_titles maps runbook entry ids to their titles (the link text of a diagnosis problem's entry).
+    """
     out: list[str] = []
     for n, item in enumerate(solved, 1):
-        out += _problem(n, item, src_uri, docs_dir, runbook_page)
+        out += _problem(n, item, src_uri, docs_dir, (runbook_page, runbook_titles or {}))
     return out
 
 
-def _problem(n: int, item: problems.Solved, src_uri: str, docs_dir: Path, runbook_page: str) -> list[str]:
+def _problem(n: int, item: problems.Solved, src_uri: str, docs_dir: Path, runbook: tuple) -> list[str]:
     p = item.problem
     body = [*_paragraphs(item.answer())]
     if p.solve:
@@ -40,7 +49,9 @@ def _problem(n: int, item: problems.Solved, src_uri: str, docs_dir: Path, runboo
         links = ", ".join(f"[`{s.rsplit('/', 1)[-1]}`]({datalinks.relative(src_uri, s)})" for s in item.scripts)
         notes.append(f"Computed with {links}, the calculator the chapter shows.")
     if p.runbook:
-        notes.append(f"Runbook entry: [{p.runbook}]({datalinks.relative(src_uri, runbook_page + '#' + p.runbook)}).")
+        page, titles = runbook
+        link = datalinks.relative(src_uri, f"{page}#{p.runbook}")
+        notes.append(f"The 2 a.m. runbook has this symptom: [{titles.get(p.runbook, p.runbook)}]({link}).")
     see = "; ".join(f"[{datalinks.describe(docs_dir, t)}]({datalinks.relative(src_uri, t)})" for t in p.see)
     notes.append(f"Read more: {see}.")
     body += ["", *notes]
