@@ -83,7 +83,8 @@ def test_planted_defects_fail_the_build_at_their_data_lines(tmp_path):
         "use the id of one of its headings"
     ) in out
     assert f"{rb}:{_line(runbook, 'script:')}: missing script: 'scripts/gone.sh' does not exist" in out
-    assert f"{pb}:{_line(problems, 'answer: 1.5')}: wrong answer: seconds: the inputs give 1 s, the data says 1.5" in out
+    wrong = f"{pb}:{_line(problems, 'answer: 1.5')}: wrong answer: seconds: the inputs give 1 s, the data says 1.5"
+    assert wrong in out
     assert "Traceback" not in out
 
 

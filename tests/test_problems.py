@@ -175,6 +175,7 @@ def test_an_unused_input_is_an_error(tmp_path):
         (17.08, "GiB", "17.1", "17.1 GiB"),
         (3674.0, "GPUs", "3674", "3,674 GPUs"),
         (40.0, "%", "40", "40%"),
+        (9.0, "x", "9", "9x"),
         (True, "", None, "yes"),
         (0.1234, "s", None, "0.123 s"),
         (123456.0, "tokens/s", None, "123,456 tokens/s"),
@@ -188,6 +189,11 @@ def test_tolerance_is_half_the_last_digit_written():
     assert problems.tolerance("17.1") == pytest.approx(0.05)
     assert problems.tolerance("295") == 0.5
     assert problems.tolerance("1.4e12") == pytest.approx(5e10)
+
+
+def test_a_number_alone_drops_the_unit_and_a_format_spec_applies():
+    q = problems.Quantity(8192.0, "tokens", "8192")
+    assert f"{q}|{q:n}|{q:.1f}" == "8,192 tokens|8,192|8192.0"
 
 
 def test_rendered_problem_has_a_collapsed_answer_with_links_relative_to_the_chapter():

@@ -4,7 +4,8 @@ A file ``book/data/problems/<chapter-slug>.yaml`` is a list of problems. A probl
 a typed number with its unit, or a spec reference resolved by specref.py), the steps that answer it (``solve``:
 formulas that may call the calculators of scripts/calc/, see calcs.py), the stated answer of the steps that carry
 one (``answer`` under a step: the result rounded to the digits written there), and a template for the prose
-answer. A diagnosis problem may instead point at a runbook entry. Every defect is a DataError at its line.
+answer: ``{name}`` shows a quantity with its unit, ``{name:n}`` the number alone, ``{name:.2f}`` any format spec.
+A diagnosis problem may instead point at a runbook entry. Every defect is a DataError at its line.
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ class Quantity:
     raw: str | None = None
 
     def __format__(self, spec: str) -> str:
+        if spec == "n":  # the number as shown, without its unit (the sentence names the unit)
+            return show(self.value, "", self.raw)
         if spec:
             return format(self.value, spec)
         return show(self.value, self.unit, self.raw)
@@ -138,7 +141,7 @@ def show(value: float | bool, unit: str = "", raw: str | None = None) -> str:
         text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
     if not unit:
         return text
-    return f"{text}{unit}" if unit.startswith("%") else f"{text} {unit}"
+    return f"{text}{unit}" if unit.startswith("%") or unit == "x" else f"{text} {unit}"
 
 
 def tolerance(raw: str) -> float:
