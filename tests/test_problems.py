@@ -203,6 +203,7 @@ def test_rendered_problem_has_a_collapsed_answer_with_links_relative_to_the_chap
     assert lines[0].startswith("### Problem 1: ") and lines[0].endswith("{#problem-gpu-count-for-a-deadline}")
     assert '??? success mlbook-answer "Answer to problem 1"' in text
     assert "[`flops_mfu.py`](../scripts/calc/flops_mfu.py)" in text
+    assert "`dense_tflops.bf16` = 989.4 TFLOPS ([source](https://" in text  # the spec number as the data has it
     assert "(planning-a-training-run.md#from-gpu-hours-to-a-gpu-count)" in text
     answer = text.split("??? success", 1)[1]
     assert all(ln.startswith("    ") or not ln for ln in answer.splitlines()[1:])  # all inside the block

@@ -40,7 +40,7 @@ def _problem(n: int, item: problems.Solved, src_uri: str, docs_dir: Path, runboo
     notes = []
     if item.specs:
         cited = "; ".join(
-            f"{s.row} `{s.field}` = {problems.show(s.value, s.unit)} ([source]({s.source}))"
+            f"{s.row} `{s.field}` = {problems.show(s.value, s.unit, s.written)} ([source]({s.source}))"
             for s in _unique(item.specs)
         )
         tables = ", ".join(sorted({f"`book/data/{s.table}.yaml`" for s in item.specs}))

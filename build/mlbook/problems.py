@@ -202,8 +202,7 @@ def _solve(problem: Problem, shown: str, loc: yamllines.Located, i: int, funcs, 
                 detail = f"{name}: the data gives {spec.field} in {spec.unit}, not {given.unit}"
                 errors.append(DataError(shown, loc.line(i, "given", name, "unit"), "wrong unit", detail))
             out.specs.append(spec)
-            written = str(int(spec.value)) if spec.value.is_integer() else repr(spec.value)
-            out.values[name] = Quantity(spec.value, spec.unit, written)
+            out.values[name] = Quantity(spec.value, spec.unit, spec.written)
         else:
             out.values[name] = Quantity(given.value, given.unit, loc.raw.get((i, "given", name, "value")))
         names[name] = out.values[name].value

@@ -38,6 +38,11 @@ class SpecValue:
     field: str
     source: str
 
+    @property
+    def written(self) -> str:
+        """The number as the data file writes it (``989.4``, ``80``), for display."""
+        return str(int(self.value)) if self.value.is_integer() else repr(self.value)
+
 
 def unit_of(field: str) -> str:
     """The unit of a spec field: ``dense_tflops.bf16`` -> ``TFLOPS``, ``memory_bandwidth_tbps`` -> ``TB/s``.
