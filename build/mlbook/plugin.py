@@ -18,6 +18,7 @@ from .data import figures
 from .diagnostics import LOGGER, Reporter, WarningCounter
 from .html.description import describe
 from .markdown import figures as figure_blocks
+from .markdown.datablocks import DataBlocks
 from .markdown.scriptlinks import add_download_links
 from .options import Options
 from .pages import downloads, scripts
@@ -38,6 +39,7 @@ class BookPlugin(BasePlugin[PluginConfig]):
         self.reporter = Reporter(LOGGER)
         self.sources: dict[str, str] = {}
         self.root = Path(config.config_file_path).resolve().parent
+        self.datablocks = DataBlocks(self.root, Path(config.docs_dir), self.reporter)
         config.extra["mlbook_output_name"] = self.config.output_name
         snippets = config.mdx_configs.setdefault("pymdownx.snippets", {})
         # Resolve included scripts from the repository root whatever the working directory; our own check
@@ -127,6 +129,7 @@ class BookPlugin(BasePlugin[PluginConfig]):
         text = self.sources.get(src_uri, markdown)
         source_checks.check(text, source, self.root, self.reporter)
         markdown = figure_blocks.expand(markdown, text, src_uri, source, self.reporter)
+        markdown = self.datablocks.expand(markdown, src_uri, text)
         return add_download_links(markdown, src_uri)
 
     # Runs last (lowest priority) so the search index and other plugins have finished writing the site.
@@ -143,6 +146,7 @@ class BookPlugin(BasePlugin[PluginConfig]):
         # Under `serve --dirty` only the rebuilt pages went through on_page_markdown: check just those.
         only = set(self.sources) if self.command == "serve" else None
         site_checks.check_site(book, Path(config.site_dir), self.sources, self.reporter, coming, only)
+        self.datablocks.check_anchors(book, Path(config.site_dir))
         if not self.config.enabled or self.command == "serve" and not self.config.enabled:
             return
         if self.counter.count:
