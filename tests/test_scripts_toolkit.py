@@ -374,6 +374,52 @@ def test_convert_dtype(tmp_path: Path):
     assert allowed["overflowed"] == 1 and allowed["written"]
 
 
+def test_convert_dtype_keeps_ties_and_views_of_a_loaded_state_dict(tmp_path: Path):
+    """A state_dict() saved and loaded: ties are two objects over one storage; both stay tied, views stay views."""
+    require_torch()
+    import torch
+
+    torch.manual_seed(0)
+    model = torch.nn.Module()
+    model.embed = torch.nn.Embedding(100, 16)
+    model.head = torch.nn.Linear(16, 100, bias=False)
+    model.head.weight = model.embed.weight  # the LM head tied to the embedding
+    state = model.state_dict()
+    base = torch.randn(10, 8)
+    state["base"] = base
+    state["view"] = base[2:6, 1:5]  # a view of base: offset 2 * 8 + 1 = 17, strides (8, 1)
+    state["step"] = torch.tensor(3)
+    src, dst = tmp_path / "sd.pt", tmp_path / "sd.bf16.pt"
+    torch.save(state, src)
+    loaded = torch.load(src, weights_only=True)
+
+    def ptr(t):
+        return t.untyped_storage().data_ptr()
+
+    # The premise: after torch.load the tie is two tensor objects over one storage.
+    assert loaded["embed.weight"] is not loaded["head.weight"]
+    assert ptr(loaded["embed.weight"]) == ptr(loaded["head.weight"]) and ptr(loaded["view"]) == ptr(loaded["base"])
+
+    out = calc(CONVERT_DTYPE, str(src), "-o", str(dst), "--dtype=bf16")
+    # One storage each: the tied weight (100 x 16), base (10 x 8) and step (one int64).
+    assert out["bytes_before"] == 100 * 16 * 4 + 80 * 4 + 8
+    assert out["bytes_after"] == 100 * 16 * 2 + 80 * 2 + 8
+    assert (out["tensors"], out["storages"], out["converted"], out["non_float"]) == (5, 3, 4, 1)
+    new = torch.load(dst, weights_only=True)
+    assert ptr(new["embed.weight"]) == ptr(new["head.weight"])
+    assert new["embed.weight"].untyped_storage().nbytes() == 100 * 16 * 2
+    assert ptr(new["view"]) == ptr(new["base"]) and new["base"].untyped_storage().nbytes() == 80 * 2
+    assert (new["view"].storage_offset(), new["view"].stride(), new["view"].shape) == (17, (8, 1), (4, 4))
+    assert torch.equal(new["view"], new["base"][2:6, 1:5])
+    assert torch.equal(new["embed.weight"], loaded["embed.weight"].to(torch.bfloat16))
+    assert new["step"].dtype == torch.int64 and int(new["step"]) == 3
+    # Overflow counts only elements some tensor sees: the hidden 1e5 in front of the view is not one.
+    torch.save({"part": torch.tensor([1e5, 1.0, 2.0])[1:]}, src)
+    part = calc(CONVERT_DTYPE, str(src), "-o", str(dst), "--dtype=fp16")
+    assert part["overflowed"] == 0 and part["written"]
+    assert torch.equal(torch.load(dst, weights_only=True)["part"], torch.tensor([1.0, 2.0], dtype=torch.float16))
+
+
 # --------------------------------------------------------------------------- calculators
 
 
