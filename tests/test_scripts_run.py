@@ -158,6 +158,51 @@ def test_gpu_requested_without_cuda_is_usage_error(capsys, monkeypatch):
         assert "CUDA" in err, f"{path.name} {argv}: no clear message on stderr: {err!r}"
 
 
+def test_nccl_on_torch_without_device_id_is_a_clear_error(capsys, monkeypatch):
+    """Before PyTorch 2.3 init_process_group had no device_id: the NCCL path says so, never a TypeError.
+
+    CUDA is faked (one device) and init_process_group replaced by one with the pre-2.3 signature.
+    """
+    require_torch()
+    import torch
+    import torch.distributed as dist
+
+    def init_process_group_before_2_3(
+        backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, store=None, group_name="", pg_options=None
+    ):
+        raise AssertionError("init_process_group must not be reached")
+
+    calls = []
+
+    def init_process_group_2_3(backend=None, timeout=None, store=None, rank=-1, world_size=-1, device_id=None):
+        calls.append(device_id)
+        raise RuntimeError("stopped by the test")
+
+    for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "set_device", lambda device: None)
+    for path in (SANITY_CHECK, COLLECTIVE_BENCH):
+        module = load_script(path)
+        for fake, want in ((init_process_group_before_2_3, 2), (init_process_group_2_3, 1)):
+            monkeypatch.setattr(dist, "init_process_group", fake)
+            try:
+                code = module.main(["--backend", "nccl"])
+            except SystemExit as exc:
+                code = exc.code
+            err = capsys.readouterr().err
+            assert code == want, f"{path.name} with {fake.__name__}: exit {code}: {err}"
+            if want == 2:
+                assert "needs PyTorch 2.3 or newer" in err and "pytorch/pytorch#114916" in err, err
+                assert f"this is torch {torch.__version__}" in err, err
+            else:  # the 2.3 signature: device_id is passed, and a failing init is one clear line
+                assert calls.pop() == torch.device("cuda", 0)
+                assert "init_process_group failed: stopped by the test" in err, err
+        help_text = run([sys.executable, str(path), "--help"]).stdout
+        assert "needs PyTorch 2.3 or newer" in help_text and "#114916" in help_text, help_text
+
+
 # --------------------------------------------------------------------------- matmul_flops
 
 

@@ -15,8 +15,10 @@ Usage
     torchrun --standalone --nproc_per_node=2 dist_sanity_check.py --backend gloo   # CPU smoke test
 
 Requirements
-    Python 3.9+, PyTorch with torch.distributed.  Launch with torchrun (reads RANK, WORLD_SIZE,
-    LOCAL_RANK, MASTER_ADDR, MASTER_PORT); without torchrun it checks a single process (n = 1).
+    Python 3.9+, PyTorch with torch.distributed; --backend nccl needs PyTorch 2.3 or newer
+    (init_process_group(device_id=...), added by pytorch/pytorch#114916 and first released in 2.3.0),
+    checked at start.  Launch with torchrun (reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
+    MASTER_PORT); without torchrun it checks a single process (n = 1).
     With --backend nccl each rank uses CUDA device LOCAL_RANK.
 
 Exit codes
@@ -37,12 +39,34 @@ import sys
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
+# init_process_group(device_id=...) binds the process group to this rank's GPU (the NCCL communicator is
+# then created at once, and barrier() knows its device).  The argument was added by pytorch/pytorch#114916
+# and first shipped in PyTorch 2.3.0; on older releases the call is a TypeError, so the NCCL path checks
+# the signature first.  The Gloo path does not pass it.
+MIN_TORCH_NCCL = "2.3"
+TORCH_NOTE = (
+    f"--backend nccl needs PyTorch {MIN_TORCH_NCCL} or newer: it passes device_id to init_process_group, "
+    "which first shipped in PyTorch 2.3.0 (pytorch/pytorch#114916)"
+)
+
+
+def accepts_device_id(init_process_group) -> bool:
+    """Return True when ``init_process_group`` takes a ``device_id`` argument (PyTorch 2.3 and newer)."""
+    import inspect
+
+    try:
+        return "device_id" in inspect.signature(init_process_group).parameters
+    except (TypeError, ValueError):  # no introspectable signature: treat it as the old API
+        return False
+
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the command-line parser (does not import torch)."""
     parser = argparse.ArgumentParser(
         description="Check that all ranks join the process group and that all_reduce gives n(n+1)/2.",
-        epilog="Launch with torchrun, e.g. torchrun --standalone --nproc_per_node=8 dist_sanity_check.py",
+        epilog="Launch with torchrun, e.g. torchrun --standalone --nproc_per_node=8 dist_sanity_check.py.  "
+        + TORCH_NOTE
+        + "; the gloo path does not use it.",
     )
     parser.add_argument(
         "--backend",
@@ -124,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
                 "device(s) are visible (is --nproc_per_node larger than the number of GPUs?)",
                 file=sys.stderr,
             )
+            return EXIT_USAGE
+        if not accepts_device_id(dist.init_process_group):
+            print(f"error: host={host}: {TORCH_NOTE}; this is torch {torch.__version__} (upgrade it)", file=sys.stderr)
             return EXIT_USAGE
         device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)

@@ -38,9 +38,10 @@ Output
     busbw_gbps, world_size, backend; nothing else goes to stdout.
 
 Requirements
-    Python 3.9+, PyTorch with torch.distributed (NCCL for GPUs, Gloo for CPUs).  Launch with torchrun
-    (reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT); run without torchrun it uses a
-    single process (n = 1).
+    Python 3.9+, PyTorch with torch.distributed (NCCL for GPUs, Gloo for CPUs); --backend nccl needs
+    PyTorch 2.3 or newer (init_process_group(device_id=...), added by pytorch/pytorch#114916 and first
+    released in 2.3.0), checked at start.  Launch with torchrun (reads RANK, WORLD_SIZE, LOCAL_RANK,
+    MASTER_ADDR, MASTER_PORT); run without torchrun it uses a single process (n = 1).
 
 Exit codes
     0 success, 1 runtime failure of a collective, 2 usage error (bad flags, NCCL/CUDA asked for but no
@@ -61,6 +62,26 @@ import sys
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
 DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64"}
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+# init_process_group(device_id=...) binds the process group to this rank's GPU (the NCCL communicator is
+# then created at once, and barrier() knows its device).  The argument was added by pytorch/pytorch#114916
+# and first shipped in PyTorch 2.3.0; on older releases the call is a TypeError, so the NCCL path checks
+# the signature first.  The Gloo path does not pass it.
+MIN_TORCH_NCCL = "2.3"
+TORCH_NOTE = (
+    f"--backend nccl needs PyTorch {MIN_TORCH_NCCL} or newer: it passes device_id to init_process_group, "
+    "which first shipped in PyTorch 2.3.0 (pytorch/pytorch#114916)"
+)
+
+
+def accepts_device_id(init_process_group) -> bool:
+    """Return True when ``init_process_group`` takes a ``device_id`` argument (PyTorch 2.3 and newer)."""
+    import inspect
+
+    try:
+        return "device_id" in inspect.signature(init_process_group).parameters
+    except (TypeError, ValueError):  # no introspectable signature: treat it as the old API
+        return False
 
 
 def parse_bytes(text: str) -> int:
@@ -113,7 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     """Build the command-line parser (does not import torch)."""
     parser = argparse.ArgumentParser(
         description="Benchmark torch.distributed collectives: time, algbw and busbw over a size sweep.",
-        epilog="Launch with torchrun, e.g. torchrun --standalone --nproc_per_node=8 collective_bench.py",
+        epilog="Launch with torchrun, e.g. torchrun --standalone --nproc_per_node=8 collective_bench.py.  "
+        + TORCH_NOTE
+        + "; the gloo path does not use it.",
     )
     parser.add_argument(
         "--ops",
@@ -197,6 +220,9 @@ def init_distributed(backend: str, timeout_s: float):
                 file=sys.stderr,
             )
             sys.exit(EXIT_USAGE)
+        if not accepts_device_id(dist.init_process_group):
+            print(f"error: {TORCH_NOTE}; this is torch {torch.__version__} (upgrade it)", file=sys.stderr)
+            sys.exit(EXIT_USAGE)
         device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)
     else:
@@ -204,10 +230,14 @@ def init_distributed(backend: str, timeout_s: float):
     kwargs = {"backend": backend, "timeout": datetime.timedelta(seconds=timeout_s)}
     if backend == "nccl":
         kwargs["device_id"] = device
-    if "WORLD_SIZE" in os.environ:
-        dist.init_process_group(**kwargs)
-    else:
-        dist.init_process_group(store=dist.HashStore(), rank=0, world_size=1, **kwargs)
+    try:
+        if "WORLD_SIZE" in os.environ:
+            dist.init_process_group(**kwargs)
+        else:
+            dist.init_process_group(store=dist.HashStore(), rank=0, world_size=1, **kwargs)
+    except (RuntimeError, ValueError) as exc:
+        print(f"error: LOCAL_RANK={local_rank}: init_process_group failed: {exc}", file=sys.stderr)
+        sys.exit(EXIT_FAIL)
     return dist.get_rank(), dist.get_world_size(), local_rank, device
 
 
