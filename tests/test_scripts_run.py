@@ -119,6 +119,54 @@ def test_dist_sanity_check_names_bad_rank():
     assert "FAIL: rank 0" not in proc.stdout
 
 
+def test_dist_sanity_check_names_a_rank_that_never_arrives():
+    """WORLD_SIZE=2 with only rank 0 started: rank 0 names rank 1 and its SLURM host within the check-in time.
+
+    Without the check-in, rank 0 would wait inside init_process_group for the whole --timeout and end
+    with a store timeout that names no rank; then only rank 1: it names rank 0's expected host.
+    """
+    require_torch()
+    slurm = {"SLURM_JOB_NODELIST": "gpu-[07-08]", "SLURM_TASKS_PER_NODE": "1(x2)"}
+    common = {"WORLD_SIZE": "2", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())}
+    cmd = [sys.executable, str(SANITY_CHECK), "--backend=gloo", "--timeout=8"]  # check-in: half, 4 s
+    alone0 = run(cmd, timeout=60, RANK="0", **common, **slurm)
+    assert alone0.returncode == 1, alone0.stdout + alone0.stderr
+    assert "FAIL: rank(s) 1 did not check in within 4 s; expected on host gpu-08" in alone0.stdout, alone0.stdout
+    assert "FAIL: 1 of 2 ranks did not check in; 1 did" in alone0.stdout, alone0.stdout
+    assert "Traceback" not in alone0.stderr, alone0.stderr
+    alone1 = run(cmd, timeout=60, RANK="1", **common, **slurm)
+    assert alone1.returncode == 1, alone1.stdout + alone1.stderr
+    assert "rank 1 on host" in alone1.stderr and "Connection refused" in alone1.stderr, alone1.stderr
+    assert "rank 0 is expected on host gpu-07" in alone1.stderr, alone1.stderr
+    assert "Traceback" not in alone1.stderr, alone1.stderr
+    bad = run([*cmd, "--checkin-timeout=8"], RANK="0", **common)
+    assert bad.returncode == 2 and "shorter than --timeout" in bad.stderr
+
+
+def test_dist_sanity_check_expands_slurm_host_lists():
+    """The rank-to-host guess reads SLURM's compressed lists itself (no scontrol needed)."""
+    mod = load_script(SANITY_CHECK)
+    assert mod.expand_hostlist("n[1-3,5]") == ["n1", "n2", "n3", "n5"]
+    assert mod.expand_hostlist("gpu-[08-10],login1,r[1-2]n[1-2]") == [
+        *("gpu-08", "gpu-09", "gpu-10", "login1"),
+        *("r1n1", "r1n2", "r2n1", "r2n2"),
+    ]
+    assert mod.expand_tasks_per_node("2(x3),1") == [2, 2, 2, 1]
+    for bad in ("n[1-", "n1]", "n[a-b]"):
+        with pytest.raises(ValueError):
+            mod.expand_hostlist(bad)
+    with pytest.raises(ValueError):
+        mod.expand_tasks_per_node("2(3)")
+    # srun, one task per rank, block distribution: consecutive ranks fill a node.
+    srun_env = {"SLURM_JOB_NODELIST": "n[1-3]", "SLURM_TASKS_PER_NODE": "2(x2),1"}
+    assert mod.slurm_rank_hosts(5, srun_env) == {0: "n1", 1: "n1", 2: "n2", 3: "n2", 4: "n3"}
+    # torchrun, one agent per node starting LOCAL_WORLD_SIZE ranks.
+    torchrun_env = {"SLURM_JOB_NODELIST": "n[1-2]", "SLURM_TASKS_PER_NODE": "1(x2)", "LOCAL_WORLD_SIZE": "4"}
+    assert mod.slurm_rank_hosts(8, torchrun_env) == {r: "n1" if r < 4 else "n2" for r in range(8)}
+    assert mod.slurm_rank_hosts(6, srun_env) == {} and mod.slurm_rank_hosts(2, {}) == {}
+    assert mod.rank_ranges([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8"
+
+
 def load_script(path: Path):
     """Import a script as a module (without writing __pycache__ into scripts/)."""
     spec = importlib.util.spec_from_file_location(path.stem, path)
