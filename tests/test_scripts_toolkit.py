@@ -211,6 +211,25 @@ def test_main_process_first_order(tmp_path: Path):
     assert json.loads((tmp_path / "cache.json").read_text())["built_by"] == 0
 
 
+def test_main_process_first_slow_main_does_not_kill_the_waiters(tmp_path: Path):
+    """Rank 0 works 5 s, longer than the 2 s process-group timeout: rank 1 still waits, then reads the cache."""
+    require_torch()
+    proc = torchrun(MAIN_PROCESS_FIRST, "--backend=gloo", f"--cache-dir={tmp_path}", "--work-s=5", "--timeout=2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    records = {r["rank"]: r for r in map(json.loads, filter(None, proc.stdout.splitlines()))}
+    assert records[0]["action"] == "wrote" and records[0]["end"] - records[0]["start"] >= 5
+    assert records[1]["action"] == "read" and records[1]["start"] >= records[0]["end"]
+
+
+def test_main_process_first_waiters_give_up_after_the_wait_timeout(tmp_path: Path):
+    """A main process still busy after --wait-timeout: the waiter raises a clear error instead of waiting on."""
+    require_torch()
+    args = ["--backend=gloo", f"--cache-dir={tmp_path}", "--work-s=6", "--timeout=60", "--wait-timeout=2"]
+    proc = torchrun(MAIN_PROCESS_FIRST, *args)
+    assert proc.returncode != 0
+    assert "error: rank 1: main_process_first: rank 1 waited 2 s for rank 0 without an answer" in proc.stderr
+
+
 def test_main_process_first_local_failure_does_not_hang(tmp_path: Path):
     require_torch()
     proc = torchrun(
