@@ -517,6 +517,25 @@ def test_fio_bench_tiny(tmp_path: Path):
     assert report.stdout.count("\n| seq-") == 2 and "| rand-read | randread | 4k |" in report.stdout
 
 
+def test_fio_bench_checks_json_out_before_running_fio(tmp_path: Path):
+    """A --json-out that cannot be written is a usage error before any fio job, not a traceback after all."""
+    work = tmp_path / "work"
+    work.mkdir()
+    # A fake fio on PATH records whether it was started for a job.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    started = tmp_path / "fio-started"
+    (bin_dir / "fio").write_text(f'#!/bin/sh\ncase "$1" in --name=*) touch {started};; esac\necho fio-3.33\n')
+    (bin_dir / "fio").chmod(0o755)
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    for bad, why in ((tmp_path / "missing" / "fio.json", "does not exist"), (work, "is a directory")):
+        proc = run([sys.executable, str(FIO_BENCH), f"--dir={work}", "--runtime=1", f"--json-out={bad}"], PATH=path)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert f"--json-out {bad}: " in proc.stderr and why in proc.stderr and "before running fio" in proc.stderr
+        assert "Traceback" not in proc.stderr and "fio_bench: running" not in proc.stderr
+        assert not started.exists() and list(work.iterdir()) == []
+
+
 def test_fio_bench_missing_fio_is_usage_error(tmp_path: Path):
     proc = run([sys.executable, str(FIO_BENCH), f"--dir={tmp_path}"], PATH=str(tmp_path))
     assert proc.returncode == 2 and "fio is not installed" in proc.stderr
