@@ -551,6 +551,90 @@ def test_cron_resubmits_itself_once_and_stop_file_ends_chain(slurm: Cluster, tmp
     )
 
 
+def next_run(text: str) -> str:
+    """The job id of the next run, from a cron-resubmit log."""
+    match = re.search(r"next run is job (\d+), not before now\+", text)
+    assert match, text
+    return match.group(1)
+
+
+def test_cron_carries_the_first_submissions_options(slurm: Cluster, tmp_path: Path):
+    """Options given to the first sbatch (not in the script) reach the next run; GPUs are not asked twice."""
+    script = SLURM_DIR / "cron-resubmit.slurm"
+    cases = {
+        "gres": (
+            ["--time=3", "--partition=debug", "--account=acct-test", "--mem=100M", "--gres=gpu:1"]
+            + ["--mail-type=END", "--mail-user=root", "--cpus-per-task=2"],
+            {"TimeLimit": "00:03:00", "Partition": "debug", "Account": "acct-test", "MinMemoryNode": "100M"}
+            | {"TresPerNode": "gres:gpu:1", "MailType": "END", "MailUser": "root", "CPUs/Task": "2"},
+        ),
+        "gpus": (
+            ["--time=1-00:00:00", "--gpus-per-node=2", "--mem-per-cpu=50M", "--exclusive"],
+            {"TimeLimit": "1-00:00:00", "TresPerNode": "gres:gpu:2", "MinMemoryCPU": "50M", "OverSubscribe": "NO"},
+        ),
+    }
+    for case, (options, want) in cases.items():
+        name = f"cron-carry-{case}-{os.getpid()}"
+        first, code, err = sbatch_wait(
+            slurm, script, [f"--job-name={name}", *options], ["true"], cwd=tmp_path, INTERVAL="600"
+        )
+        text = read_output(tmp_path / f"{name}-{first}.out")
+        assert code == 0, f"{err}\n{text}"
+        second = next_run(text)
+        try:
+            fields = slurm.job(second)
+            assert fields.get("JobState") == "PENDING" and fields.get("JobName") == name, fields
+            assert {key: fields.get(key) for key in want} == want, text
+            assert fields.get("Reason") == "BeginTime", fields  # waits for now+INTERVAL
+        finally:
+            slurm.run("scancel", second)
+
+
+def test_cron_queues_the_next_run_before_the_work(slurm: Cluster, tmp_path: Path):
+    """A run killed during its work (as by its time limit) has already queued the next: the chain goes on."""
+    name = f"cron-first-{os.getpid()}"
+    probe = tmp_path / "queued-during-work.txt"
+    # The work records the queued runs, then kills the batch shell (its parent) mid-work.
+    work = ["sh", "-c", f'squeue -h --name="$SLURM_JOB_NAME" --states=PENDING -o %i > {probe}; kill -KILL $PPID']
+    script = SLURM_DIR / "cron-resubmit.slurm"
+    first, code, err = sbatch_wait(
+        slurm, script, [f"--job-name={name}", "--time=2"], work, cwd=tmp_path, INTERVAL="600"
+    )
+    text = read_output(tmp_path / f"{name}-{first}.out")
+    assert code != 0, f"the work was meant to kill run {first}:\n{text}"
+    queued_ids = queued(slurm, name, "PENDING")
+    try:
+        assert probe.read_text().split() == [next_run(text)] == queued_ids, text
+        assert "work 'sh -c" not in text, text  # the run died in its work: it never reported back
+    finally:
+        for job in queued_ids:
+            slurm.run("scancel", job)
+
+
+def test_cron_stop_file_cancels_the_queued_run(slurm: Cluster, tmp_path: Path):
+    """The stop file cancels the queued run: found at the start of a run, and appearing during the work."""
+    name = f"cron-stop-{os.getpid()}"
+    script = SLURM_DIR / "cron-resubmit.slurm"
+    options = [f"--job-name={name}", "--time=2"]
+    first, code, _ = sbatch_wait(slurm, script, options, ["true"], cwd=tmp_path, INTERVAL="600")
+    second = next_run(read_output(tmp_path / f"{name}-{first}.out"))
+    stop = tmp_path / f"{name}.stop"
+    stop.touch()
+    # A run that starts while the stop file exists cancels the queued one and does nothing else.
+    third, code, err = sbatch_wait(slurm, script, options, ["true"], cwd=tmp_path, INTERVAL="600")
+    text = read_output(tmp_path / f"{name}-{third}.out")
+    assert code == 0 and f"cancelled the queued run(s) {second}" in text and "work 'true'" not in text, err + text
+    wait_for(lambda: not queued(slurm, name, "PENDING"), 30, f"run {second} to be cancelled")
+    # The stop file appears while the work runs: the run queued before the work is cancelled after it.
+    stop.unlink()
+    work = ["sh", "-c", 'touch "$SLURM_JOB_NAME.stop"']
+    fourth, code, err = sbatch_wait(slurm, script, options, work, cwd=tmp_path, INTERVAL="600")
+    text = read_output(tmp_path / f"{name}-{fourth}.out")
+    fifth = next_run(text)
+    assert code == 0 and f"appeared: cancelled the queued run {fifth}; the chain ends here" in text, err + text
+    wait_for(lambda: not queued(slurm, name, "PENDING"), 30, f"run {fifth} to be cancelled")
+
+
 # --------------------------------------------------------------------------- preemption and requeue
 
 
