@@ -519,3 +519,131 @@ def test_preemptible_job_forwarding_the_signal_to_such_a_program_does_not_requeu
     result, requeued = _preempt(tmp_path, forward="1")
     assert result.returncode != 0, result.stdout
     assert not requeued.exists()
+
+
+# A program that busy-polls for the stop file and SIGUSR1 and reports which it saw first.  The batch
+# script must signal before it creates the file: then the signal always comes first.
+_RACE_PROBE = (
+    "import os, signal, sys\n"
+    "if os.environ.get('SLURM_RESTART_COUNT', '0') != '0': sys.exit(0)\n"
+    "got = []\n"
+    "signal.signal(signal.SIGUSR1, lambda signum, frame: got.append(signum))\n"
+    "print('started', flush=True)\n"
+    "import time\n"
+    "end = time.monotonic() + 30\n"
+    "while not got and not os.path.exists(os.environ['STOP_FILE']) and time.monotonic() < end:\n"
+    "    pass\n"
+    "print('probe: first saw', 'the signal' if got else 'the stop file', flush=True)\n"
+)
+
+# A program that checkpoints on SIGTERM (or the stop file) and exits 0.
+_TERM_SAVER = (
+    "import os, signal, time\n"
+    "got = []\n"
+    "signal.signal(signal.SIGTERM, lambda signum, frame: got.append(signum))\n"
+    "print('started', flush=True)\n"
+    "end = time.monotonic() + 30\n"
+    "while not got and not os.path.exists(os.environ['STOP_FILE']) and time.monotonic() < end:\n"
+    "    time.sleep(0.01)\n"
+    "print('checkpoint saved', flush=True)\n"
+)
+
+
+def _signal_batch(tmp_path: Path, program: str, signum: int, job_info: str = "", **env: str):
+    """Run preemptible-checkpoint.slurm outside SLURM on ``program``, send ``signum`` to it, return the result.
+
+    A fake scontrol prints ``job_info`` for `show job` and records a requeue in ``<tmp_path>/requeued``.
+    """
+    require(shutil.which("bash") is not None, "bash is not installed")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    requeued = tmp_path / "requeued"
+    requeued.unlink(missing_ok=True)
+    (tmp_path / "job_info").write_text(job_info + "\n")
+    (bin_dir / "scontrol").write_text(
+        f'#!/bin/sh\nif [ "$1 $2" = "show job" ]; then cat {tmp_path / "job_info"}; exit 0; fi\n'
+        f'echo "$@" > {requeued}\n'
+    )
+    (bin_dir / "scontrol").chmod(0o755)
+    full_env = _env(
+        SLURM_JOB_ID="4242",
+        SLURM_JOB_NAME="preempt-test",
+        CKPT_DIR=str(tmp_path / "ckpt"),
+        PATH=f"{bin_dir}:{os.environ['PATH']}",
+        **env,
+    )
+    script = SCRIPTS / "slurm" / "preemptible-checkpoint.slurm"
+    cmd = ["bash", str(script), sys.executable, "-c", program]
+    # A session of its own, so that a test failure can stop the batch shell and its program together.
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
+    try:
+        first = ""
+        while (line := proc.stdout.readline()) and line.strip() != "started":  # the banner quotes the code
+            first += line
+        assert line.strip() == "started", first
+        proc.send_signal(signum)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None or proc.returncode < 0:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.communicate()
+    return subprocess.CompletedProcess(cmd, proc.returncode, first + out, ""), requeued
+
+
+def test_preemptible_job_signals_before_it_creates_the_stop_file(tmp_path: Path):
+    """The reason a program reports is the signal, not the stop file (stop file first, then signal, raced)."""
+    for attempt in range(5):
+        result, requeued = _signal_batch(tmp_path, _RACE_PROBE, signal.SIGUSR1)
+        assert result.returncode == 0, result.stdout
+        assert "probe: first saw the signal" in result.stdout, f"attempt {attempt}:\n{result.stdout}"
+        assert requeued.read_text().split() == ["requeue", "4242"]
+
+
+# A program that saves and exits at once on SIGUSR1, while the batch shell is still in its trap.
+_QUICK_EXIT = (
+    "import os, signal, time\n"
+    "signal.signal(signal.SIGUSR1, lambda signum, frame: os._exit(0))\n"
+    "print('started', flush=True)\n"
+    "time.sleep(30)\n"
+)
+
+
+def test_preemptible_job_takes_the_status_of_a_program_that_exits_during_the_trap(tmp_path: Path):
+    """The trap's 128+N from an interrupted `wait` is not the program's status: it exited 0, so the job requeues."""
+    for attempt in range(5):
+        result, requeued = _signal_batch(tmp_path, _QUICK_EXIT, signal.SIGUSR1)
+        assert "program exited with status 0" in result.stdout, f"attempt {attempt}:\n{result.stdout}"
+        assert result.returncode == 0 and requeued.read_text().split() == ["requeue", "4242"], result.stdout
+
+
+# `scontrol show job --oneliner` fields seen inside a job at SIGTERM on Slurm 22.05 (the test cluster of
+# tests/test_slurm.py): JobState is COMPLETING in every ending case, so PreemptTime, Reason and
+# Restarts tell them apart.
+_TERM_CASES = {
+    "scancel": ("JobState=COMPLETING Reason=None Restarts=0 PreemptTime=None", False, "being cancelled (scancel)"),
+    "preempted": (
+        "JobState=COMPLETING Reason=None Restarts=0 PreemptTime=2026-12-01T19:45:23",
+        True,
+        "the job was preempted at 2026-12-01T19:45:23",
+    ),
+    "time limit": ("JobState=COMPLETING Reason=TimeLimit Restarts=0 PreemptTime=None", True, "its time limit"),
+    "requeued by SLURM": ("JobState=COMPLETING Reason=None Restarts=1 PreemptTime=None", False, "already requeued"),
+    "signal only": ("JobState=RUNNING Reason=None Restarts=0", True, "not ending (scancel --signal=TERM)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_TERM_CASES))
+def test_preemptible_job_on_sigterm_requeues_unless_cancelled(tmp_path: Path, case: str):
+    job_info, requeue, message = _TERM_CASES[case]
+    result, requeued = _signal_batch(tmp_path, _TERM_SAVER, signal.SIGTERM, f"JobId=4242 {job_info}")
+    assert result.returncode == 0, result.stdout
+    assert "SIGTERM received" in result.stdout and "checkpoint saved" in result.stdout, result.stdout
+    assert message in result.stdout, result.stdout
+    assert requeued.exists() == requeue, result.stdout
+    if requeue:
+        assert requeued.read_text().split() == ["requeue", "4242"]

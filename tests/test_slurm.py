@@ -149,7 +149,14 @@ SlurmdParameters=config_overrides
 GresTypes=gpu
 NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port={port_n1} CPUs=64 RealMemory=512000 Gres=gpu:8
 NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port={port_n2} CPUs=64 RealMemory=512000 Gres=gpu:8
-PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
+# Preemption by partition priority: a job in "urgent" preempts jobs in "debug" (PreemptMode=CANCEL:
+# the job ends PREEMPTED unless its script requeues it) or in "requeue" (SLURM requeues it itself).
+# Only the preemption tests submit to "urgent", so no other test is ever preempted.
+PreemptType=preempt/partition_prio
+PreemptMode=CANCEL
+PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP PriorityTier=1
+PartitionName=requeue Nodes=n1,n2 MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=REQUEUE
+PartitionName=urgent Nodes=n1,n2 MaxTime=INFINITE State=UP PriorityTier=10 PreemptMode=OFF
 """
 
 
@@ -638,45 +645,130 @@ def test_cron_stop_file_cancels_the_queued_run(slurm: Cluster, tmp_path: Path):
 # --------------------------------------------------------------------------- preemption and requeue
 
 
-def test_preemptible_job_checkpoints_requeues_and_resumes(slurm: Cluster, tmp_path: Path):
-    """USR1 to the batch shell: the program checkpoints, the job requeues itself and finishes on run 2."""
+def start_preemptible(slurm: Cluster, tmp_path: Path, *options: str) -> tuple[subprocess.Popen, Path, Path]:
+    """Submit preemptible-checkpoint.slurm (toy_train.py, 20 steps of 0.2 s) with ``sbatch --wait`` in the background.
+
+    Returns (the sbatch process, the job's log, the checkpoint folder).
+    """
     out = tmp_path / "job.out"
     ckpt = tmp_path / "ckpt"
     # --time=10 (minutes) keeps the job's own --signal=B:USR1@300 warning out of the way: the test sends it.
-    cmd = [
-        slurm.tools["sbatch"],
-        "--wait",
-        "--parsable",
-        "--time=10",
-        "--cpus-per-task=1",
-        f"--output={out}",
-        str(SLURM_DIR / "preemptible-checkpoint.slurm"),
-    ]
+    cmd = [slurm.tools["sbatch"], "--wait", "--parsable", "--time=10", "--cpus-per-task=1", f"--output={out}", *options]
+    cmd.append(str(SLURM_DIR / "preemptible-checkpoint.slurm"))
     env = {
         **slurm.env,
         "PYTHON": sys.executable,
         "CKPT_DIR": str(ckpt),
         "PROGRAM_ARGS": "--steps 20 --step-seconds 0.2",
     }
-    with subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
-        try:
-            wait_for(lambda: out.exists() and "toy_train: step 2 " in out.read_text(), 60, "step 2 of run 1")
-            job_id = re.search(r"preemptible-checkpoint: job=(\d+) run=1 ", out.read_text()).group(1)
-            sent = slurm.run("scancel", "--signal=USR1", "--batch", job_id)
-            assert sent.returncode == 0, sent.stderr
-            stdout, stderr = proc.communicate(timeout=120)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-    text = read_output(out)
-    assert proc.returncode == 0, f"{stdout}{stderr}\n{text}"
-    assert stdout.strip().split(";")[0] == job_id
-    stopped = re.search(r"stop requested \(SIGUSR1\): checkpoint saved at step (\d+)", text)
-    assert stopped and "SIGUSR1 received" in text, text
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return proc, out, ckpt
+
+
+def job_of_first_run(out: Path) -> str:
+    """Wait for step 2 of run 1 in the job's log; return the job id."""
+    wait_for(lambda: out.exists() and "toy_train: step 2 " in out.read_text(), 60, "step 2 of run 1")
+    return re.search(r"preemptible-checkpoint: job=(\d+) run=1 ", out.read_text()).group(1)
+
+
+def finish(proc: subprocess.Popen) -> tuple[str, str]:
+    """Wait for ``sbatch --wait`` to return (killing it after 120 s); return its stdout and stderr."""
+    try:
+        return proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def check_resumed(text: str, ckpt: Path, job_id: str, signal_name: str) -> None:
+    """Run 1 saved on ``signal_name`` at some step; run 2 resumed from it and finished."""
+    stopped = re.search(rf"stop requested \({signal_name}\): checkpoint saved at step (\d+)", text)
+    assert stopped and f"{signal_name} received" in text, text
     step = int(stopped.group(1))
     assert 2 <= step < 20, text
-    assert f"requeueing job {job_id}" in text, text
     assert f"job={job_id} run=2 (restart count 1)" in text, text
     assert f"run 2: resuming from step {step} of 20" in text, text
     assert "toy_train: finished: step 20 value 210" in text and "training finished" in text, text
     assert json.loads((ckpt / "checkpoint.json").read_text()) == {"step": 20, "value": 210, "runs": 2}
+
+
+def test_preemptible_job_cancelled_with_scancel_stays_ended(slurm: Cluster, tmp_path: Path):
+    """scancel sends SIGTERM too: the program saves, and the job is not requeued (a cancel stays a cancel)."""
+    proc, out, ckpt = start_preemptible(slurm, tmp_path)
+    states = set()
+    verdict = "preemptible-checkpoint: checkpoint saved;"
+    try:
+        job_id = job_of_first_run(out)
+        cancelled = slurm.run("scancel", job_id)
+        assert cancelled.returncode == 0, cancelled.stderr
+
+        def decided() -> bool:
+            # sbatch --wait returns once the job is CANCELLED, while its batch script may still be saving.
+            states.add(slurm.job(job_id).get("JobState", "gone"))
+            return verdict in out.read_text()
+
+        wait_for(decided, 45, "the batch script's decision after SIGTERM")
+    finally:
+        stdout, stderr = finish(proc)
+    text = read_output(out)
+    assert "SIGTERM received" in text and "stop requested (SIGTERM): checkpoint saved at step" in text, text
+    assert "the job is being cancelled (scancel): not requeueing, it stays ended" in text, text
+    assert "requeueing job" not in text and "run=2" not in text, text
+    assert stdout.strip() == job_id and states <= {"COMPLETING", "CANCELLED", "gone"}, (states, stdout, stderr)
+    # Then the job ends for good: CANCELLED (or already purged), never back in the queue.
+    final = {}
+
+    def ended() -> bool:
+        final.update(slurm.job(job_id) or {"JobState": "gone"})
+        return final["JobState"] in ("CANCELLED", "gone", "PENDING", "RUNNING")
+
+    wait_for(ended, 45, f"job {job_id} to end")
+    assert final["JobState"] in ("CANCELLED", "gone") and final.get("Restarts", "0") == "0", final
+    assert "run=2" not in read_output(out) and json.loads((ckpt / "checkpoint.json").read_text())["runs"] == 1
+
+
+@pytest.mark.parametrize("partition", ["debug", "requeue"], ids=["PreemptMode=CANCEL", "PreemptMode=REQUEUE"])
+def test_preempted_job_checkpoints_requeues_and_resumes(slurm: Cluster, tmp_path: Path, partition: str):
+    """A job in "urgent" that needs both whole nodes preempts the run: it saves on SIGTERM, requeues, resumes."""
+    proc, out, ckpt = start_preemptible(slurm, tmp_path, f"--partition={partition}")
+    try:
+        job_id = job_of_first_run(out)
+        urgent = slurm.run(
+            "sbatch",
+            "--parsable",
+            "--partition=urgent",
+            "--nodes=2",
+            "--exclusive",
+            "--time=1",
+            f"--output={tmp_path / 'urgent.out'}",
+            "--wrap=sleep 1",
+        )
+        assert urgent.returncode == 0, urgent.stderr
+    finally:
+        finish(proc)
+    # sbatch --wait may return as soon as the job shows PREEMPTED, before the batch script requeues
+    # it: wait for the end of run 2 in the log instead of trusting its return.
+    wait_for(lambda: "preemptible-checkpoint: training finished" in out.read_text(), 120, "run 2 to finish")
+    text = read_output(out)
+    if partition == "debug":  # the batch script requeues the preempted (cancelled) job itself
+        assert "the job was preempted at " in text and f"requeueing job {job_id}" in text, text
+    else:  # SLURM requeued it; the batch script must not requeue it a second time
+        assert f"SLURM has already requeued job {job_id}" in text and "requeueing job" not in text, text
+    check_resumed(text, ckpt, job_id, "SIGTERM")
+
+
+def test_preemptible_job_checkpoints_requeues_and_resumes(slurm: Cluster, tmp_path: Path):
+    """USR1 to the batch shell: the program checkpoints, the job requeues itself and finishes on run 2."""
+    proc, out, ckpt = start_preemptible(slurm, tmp_path)
+    try:
+        job_id = job_of_first_run(out)
+        sent = slurm.run("scancel", "--signal=USR1", "--batch", job_id)
+        assert sent.returncode == 0, sent.stderr
+    finally:
+        stdout, stderr = finish(proc)
+    text = read_output(out)
+    assert proc.returncode == 0, f"{stdout}{stderr}\n{text}"
+    assert stdout.strip().split(";")[0] == job_id
+    assert f"requeueing job {job_id}" in text, text
+    check_resumed(text, ckpt, job_id, "SIGUSR1")
