@@ -167,6 +167,15 @@ def test_dist_sanity_check_expands_slurm_host_lists():
     assert mod.rank_ranges([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8"
 
 
+def test_cuda_device_index_handles_both_gpu_bindings():
+    """All GPUs of the node visible: device LOCAL_RANK; one GPU bound to the task: device 0, whatever LOCAL_RANK."""
+    for path in (SANITY_CHECK, COLLECTIVE_BENCH, SCRIPTS / "training" / "main_process_first.py"):
+        pick = load_script(path).cuda_device_index
+        assert (pick(3, 8), pick(0, 8), pick(3, 1), pick(0, 1)) == (3, 0, 0, 0), path.name
+        with pytest.raises(ValueError, match="LOCAL_RANK=4 but 2 CUDA device"):
+            pick(4, 2)
+
+
 def load_script(path: Path):
     """Import a script as a module (without writing __pycache__ into scripts/)."""
     spec = importlib.util.spec_from_file_location(path.stem, path)

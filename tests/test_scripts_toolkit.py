@@ -271,10 +271,12 @@ def test_numa_bind_parsers():
     os.environ["CUDA_VISIBLE_DEVICES"] = "1,0"
     try:
         assert nb.physical_gpu(0, gpus)[0] == 1
+        with pytest.raises(LookupError):
+            nb.physical_gpu(2, gpus)
         os.environ["CUDA_VISIBLE_DEVICES"] = "GPU-bb"
         assert nb.physical_gpu(0, gpus)[1] == "GPU-bbb"
-        with pytest.raises(LookupError):
-            nb.physical_gpu(1, gpus)
+        # One GPU bound to the task (srun --gpus-per-task=1): it is that task's GPU whatever its LOCAL_RANK.
+        assert nb.physical_gpu(1, gpus)[1] == "GPU-bbb"
     finally:
         del os.environ["CUDA_VISIBLE_DEVICES"]
 

@@ -471,6 +471,60 @@ def test_launcher_refuses_nccl_without_gpu(slurm: Cluster, tmp_path: Path, name:
     assert "OK:" not in text and "rank=" not in text, text
 
 
+# Runs dist_sanity_check.py's NCCL path with CUDA faked from CUDA_VISIBLE_DEVICES (which SLURM sets from
+# the fake GRES): each rank prints the device it chose, then all exit once every rank got there.
+FAKE_CUDA_SANITY = """\
+import importlib.util, os, sys, time
+import torch
+import torch.distributed as dist
+visible = [gpu for gpu in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if gpu]
+torch.cuda.is_available = lambda: True
+torch.cuda.device_count = lambda: len(visible)
+torch.cuda.set_device = lambda device: None
+def init_process_group(backend=None, timeout=None, store=None, rank=-1, world_size=-1, device_id=None):
+    local_rank, gpus = os.environ["LOCAL_RANK"], ",".join(visible)
+    print(f"rank={rank} local_rank={local_rank} visible={gpus} device={device_id}", flush=True)
+    store.add("fake-init", 1)
+    while rank == 0 and store.add("fake-init", 0) < world_size:  # rank 0 hosts the store: it leaves last
+        time.sleep(0.1)
+    sys.exit(0)
+dist.init_process_group = init_process_group
+spec = importlib.util.spec_from_file_location("dist_sanity_check", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+sys.exit(module.main(["--backend", "nccl", "--timeout", "60"]))
+"""
+
+
+@pytest.mark.parametrize("binding", ["node", "task"], ids=["all GPUs per task", "one GPU per task"])
+def test_srun_launcher_handles_both_gpu_bindings(slurm: Cluster, tmp_path: Path, binding: str):
+    """With the fake GRES: tasks that see all 8 GPUs use device LOCAL_RANK; tasks bound to one GPU use device 0."""
+    shim = tmp_path / "fake_cuda_sanity.py"
+    shim.write_text(FAKE_CUDA_SANITY)
+    out = tmp_path / "job.out"
+    options = ["--cpus-per-task=1", "--time=5", f"--output={out}"]
+    if binding == "task":
+        options.append("--gpu-bind=single:1")  # srun binds task i of a node to GPU i
+    job_id, code, err = sbatch_wait(
+        slurm,
+        SLURM_DIR / "srun-launch.slurm",
+        options,
+        [str(shim), str(REPO / "scripts" / "debug" / "dist_sanity_check.py")],
+        MASTER_PORT=str(free_port()),
+        **job_env(),
+    )
+    text = read_output(out)
+    assert code == 0, f"job {job_id} exited {code}: {err}\n{text}"
+    found = set(re.findall(r"rank=(\d) local_rank=(\d) visible=([\d,]+) device=(\S+)", text))
+    if binding == "node":
+        want = {(str(r), str(r % 2), "0,1,2,3,4,5,6,7", f"cuda:{r % 2}") for r in range(4)}
+        assert text.count("each task sees the GPUs of its node and uses device LOCAL_RANK") == 2, text
+    else:
+        want = {(str(r), str(r % 2), str(r % 2), "cuda:0") for r in range(4)}
+        assert text.count("one GPU bound per task: each rank uses its device 0") == 2, text
+    assert found == want, text
+
+
 # --------------------------------------------------------------------------- job array
 
 

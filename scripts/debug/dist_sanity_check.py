@@ -25,7 +25,8 @@ Requirements
     (init_process_group(device_id=...), added by pytorch/pytorch#114916 and first released in 2.3.0),
     checked at start.  Launch with torchrun (reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
     MASTER_PORT); without torchrun it checks a single process (n = 1).
-    With --backend nccl each rank uses CUDA device LOCAL_RANK.
+    With --backend nccl each rank uses CUDA device LOCAL_RANK, or device 0 when it sees exactly one GPU
+    (a launcher that binds one GPU per task).
 
 Exit codes
     0  every rank got the right sum;
@@ -65,6 +66,24 @@ def accepts_device_id(init_process_group) -> bool:
         return "device_id" in inspect.signature(init_process_group).parameters
     except (TypeError, ValueError):  # no introspectable signature: treat it as the old API
         return False
+
+
+def cuda_device_index(local_rank: int, count: int) -> int:
+    """Return the CUDA device index of this rank, given the ``count`` devices the process sees.
+
+    Two bindings are usual.  A task that sees all the GPUs of its node (torchrun; srun without GPU
+    binding) uses device LOCAL_RANK.  A task bound to its own GPU (srun --gpus-per-task=1,
+    --gpu-bind=single:1, or a site default) sees exactly one device, index 0, whatever its LOCAL_RANK.
+    Raises ValueError when neither fits (more ranks on the node than visible GPUs).
+    """
+    if count == 1:
+        return 0
+    if 0 <= local_rank < count:
+        return local_rank
+    raise ValueError(
+        f"LOCAL_RANK={local_rank} but {count} CUDA device(s) are visible: expected all the GPUs of the node "
+        "(more than LOCAL_RANK) or exactly one bound to this task (are there more ranks than GPUs?)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -362,17 +381,15 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
-        if local_rank >= torch.cuda.device_count():
-            print(
-                f"error: host={host}: LOCAL_RANK={local_rank} but only {torch.cuda.device_count()} CUDA "
-                "device(s) are visible (is --nproc_per_node larger than the number of GPUs?)",
-                file=sys.stderr,
-            )
+        try:
+            index = cuda_device_index(local_rank, torch.cuda.device_count())
+        except ValueError as exc:
+            print(f"error: host={host}: {exc}", file=sys.stderr)
             return EXIT_USAGE
         if not accepts_device_id(dist.init_process_group):
             print(f"error: host={host}: {TORCH_NOTE}; this is torch {torch.__version__} (upgrade it)", file=sys.stderr)
             return EXIT_USAGE
-        device = torch.device("cuda", local_rank)
+        device = torch.device("cuda", index)
         torch.cuda.set_device(device)
     else:
         device = torch.device("cpu")

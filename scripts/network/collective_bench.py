@@ -84,6 +84,24 @@ def accepts_device_id(init_process_group) -> bool:
         return False
 
 
+def cuda_device_index(local_rank: int, count: int) -> int:
+    """Return the CUDA device index of this rank, given the ``count`` devices the process sees.
+
+    Two bindings are usual.  A task that sees all the GPUs of its node (torchrun; srun without GPU
+    binding) uses device LOCAL_RANK.  A task bound to its own GPU (srun --gpus-per-task=1,
+    --gpu-bind=single:1, or a site default) sees exactly one device, index 0, whatever its LOCAL_RANK.
+    Raises ValueError when neither fits (more ranks on the node than visible GPUs).
+    """
+    if count == 1:
+        return 0
+    if 0 <= local_rank < count:
+        return local_rank
+    raise ValueError(
+        f"LOCAL_RANK={local_rank} but {count} CUDA device(s) are visible: expected all the GPUs of the node "
+        "(more than LOCAL_RANK) or exactly one bound to this task (are there more ranks than GPUs?)"
+    )
+
+
 def parse_bytes(text: str) -> int:
     """Parse a byte count such as ``4096``, ``64K``, ``1M``, ``2GiB`` (K/M/G/T are powers of 1024).
 
@@ -202,8 +220,9 @@ def init_distributed(backend: str, timeout_s: float):
     """Initialise the default process group from torchrun's environment variables.
 
     Returns (rank, world_size, local_rank, device).  Without WORLD_SIZE in the environment a
-    single-process group (world size 1) is created.  For NCCL the CUDA device is LOCAL_RANK.
-    Exits with code 2 when NCCL is requested but CUDA is unavailable or LOCAL_RANK has no GPU.
+    single-process group (world size 1) is created.  For NCCL the CUDA device is LOCAL_RANK, or 0 when
+    the process sees exactly one GPU (one GPU bound per task).  Exits with code 2 when NCCL is requested
+    but CUDA is unavailable or LOCAL_RANK has no GPU.
     """
     import torch
     import torch.distributed as dist
@@ -214,16 +233,15 @@ def init_distributed(backend: str, timeout_s: float):
             msg = "--backend nccl needs CUDA, but no CUDA device is available (use --backend gloo for CPU)"
             print(f"error: {msg}", file=sys.stderr)
             sys.exit(EXIT_USAGE)
-        if local_rank >= torch.cuda.device_count():
-            print(
-                f"error: LOCAL_RANK={local_rank} but only {torch.cuda.device_count()} CUDA device(s) visible",
-                file=sys.stderr,
-            )
+        try:
+            index = cuda_device_index(local_rank, torch.cuda.device_count())
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
             sys.exit(EXIT_USAGE)
         if not accepts_device_id(dist.init_process_group):
             print(f"error: {TORCH_NOTE}; this is torch {torch.__version__} (upgrade it)", file=sys.stderr)
             sys.exit(EXIT_USAGE)
-        device = torch.device("cuda", local_rank)
+        device = torch.device("cuda", index)
         torch.cuda.set_device(device)
     else:
         device = torch.device("cpu")

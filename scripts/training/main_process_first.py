@@ -56,6 +56,24 @@ import time
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
+def cuda_device_index(local_rank: int, count: int) -> int:
+    """Return the CUDA device index of this rank, given the ``count`` devices the process sees.
+
+    Two bindings are usual.  A task that sees all the GPUs of its node (torchrun; srun without GPU
+    binding) uses device LOCAL_RANK.  A task bound to its own GPU (srun --gpus-per-task=1,
+    --gpu-bind=single:1, or a site default) sees exactly one device, index 0, whatever its LOCAL_RANK.
+    Raises ValueError when neither fits (more ranks on the node than visible GPUs).
+    """
+    if count == 1:
+        return 0
+    if 0 <= local_rank < count:
+        return local_rank
+    raise ValueError(
+        f"LOCAL_RANK={local_rank} but {count} CUDA device(s) are visible: expected all the GPUs of the node "
+        "(more than LOCAL_RANK) or exactly one bound to this task (are there more ranks than GPUs?)"
+    )
+
+
 DEFAULT_WAIT_S = 6 * 3600.0
 _WAIT_GROUPS: dict = {}
 
@@ -174,10 +192,14 @@ def main(argv: list[str] | None = None) -> int:
     backend = args.backend or ("nccl" if torch.cuda.is_available() else "gloo")
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     if backend == "nccl":
-        if not torch.cuda.is_available() or local_rank >= torch.cuda.device_count():
+        if not torch.cuda.is_available():
             print("error: --backend nccl needs a CUDA device for LOCAL_RANK; none is available", file=sys.stderr)
             return EXIT_USAGE
-        torch.cuda.set_device(local_rank)
+        try:
+            torch.cuda.set_device(cuda_device_index(local_rank, torch.cuda.device_count()))
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     timeout = datetime.timedelta(seconds=args.timeout)
     if "WORLD_SIZE" in os.environ:
         dist.init_process_group(backend=backend, timeout=timeout)
