@@ -89,14 +89,55 @@ def test_collective_bench_table_gloo():
     rows = [line.split() for line in proc.stdout.splitlines() if line.split()[:1] and line.split()[0] in OPS]
     assert sorted(row[0] for row in rows) == sorted(OPS), proc.stdout
     for row in rows:
-        busbw = float(row[-1])
-        assert busbw > 0, f"busbw not positive in {row}"
+        busbw, time_avg, busbw_avg = float(row[5]), float(row[6]), float(row[7])
+        assert busbw > 0 and busbw_avg >= busbw and time_avg <= float(row[3]), f"bad row {row}"
 
 
 def test_collective_bench_bad_ops_is_usage_error():
     proc = run([sys.executable, str(COLLECTIVE_BENCH), "--ops", "broadcast"])
     assert proc.returncode == 2
     assert "unknown op" in proc.stderr
+    alone = run(
+        [sys.executable, str(COLLECTIVE_BENCH), "--backend=gloo", "--ops=send_recv", "--min-bytes=1K", "--max-bytes=4K"]
+    )
+    assert alone.returncode == 2 and "send_recv needs at least 2 ranks" in alone.stderr
+    planted = run([sys.executable, str(COLLECTIVE_BENCH), "--simulate-wrong-rank=0"])
+    assert planted.returncode == 2 and "give --check too" in planted.stderr
+
+
+def test_collective_bench_check_passes_and_catches_a_planted_wrong_result():
+    """--check verifies every op's result on every rank; a rank that corrupts its result fails the run."""
+    require_torch()
+    args = ["--backend=gloo", "--ops=" + ",".join(OPS) + ",send_recv", "--min-bytes=4K", "--max-bytes=4K"]
+    args += ["--iters=1", "--warmup=0", "--check"]
+    good = torchrun(COLLECTIVE_BENCH, *args)
+    assert good.returncode == 0, good.stdout + good.stderr
+    rows = [
+        line.split() for line in good.stdout.splitlines() if line.split()[:1] and line.split()[0] in (*OPS, "send_recv")
+    ]
+    assert len(rows) == 5 and all(row[-1] == "ok" for row in rows), good.stdout
+    assert "# check: every result was right" in good.stdout
+    bad = torchrun(COLLECTIVE_BENCH, *args, "--simulate-wrong-rank=1")
+    assert bad.returncode != 0
+    for op in (*OPS, "send_recv"):
+        assert f"FAIL: {op} 4096 B: wrong result on rank 1: element 0 is" in bad.stderr, bad.stderr
+    assert "wrong result on rank 0" not in bad.stderr and "WRONG RESULTS" in bad.stdout
+
+
+def test_collective_bench_latency_mode_reports_avg_and_max_over_ranks():
+    """--latency sweeps 8 B .. 64 KiB; each record has the max over ranks and the average (nccl-tests' default)."""
+    require_torch()
+    proc = torchrun(
+        COLLECTIVE_BENCH, "--backend=gloo", "--latency", "--ops=all_reduce,send_recv", "--iters=3", "--json"
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    records = json_lines(proc.stdout)
+    sizes = [8 * 2**i for i in range(14)]  # 8 B doubling to 64 KiB
+    assert [r["bytes"] for r in records] == sizes * 2 and {r["mode"] for r in records} == {"latency"}
+    for r in records:
+        assert 0 < r["time_us_avg"] <= r["time_us"] and r["busbw_avg_gbps"] >= r["busbw_gbps"] > 0
+        factor = 1.0  # n = 2: all_reduce 2(n-1)/n = 1, send_recv 1
+        assert r["busbw_avg_gbps"] == pytest.approx(r["bytes"] / (r["time_us_avg"] * 1e-6) / 1e9 * factor)
 
 
 # --------------------------------------------------------------------------- dist_sanity_check
@@ -274,6 +315,7 @@ def test_matmul_flops_cpu_json():
             "--sizes=32,64,16x32x8",
             "--iters=2",
             "--warmup=1",
+            "--warmup-s=0",
             "--peak-tflops=1",
             "--json",
         ]
@@ -283,10 +325,63 @@ def test_matmul_flops_cpu_json():
     shapes = [(r["m"], r["n"], r["k"]) for r in out["results"]]
     assert shapes == [(32, 32, 32), (64, 64, 64), (16, 32, 8)]
     for r in out["results"]:
-        assert r["tflops"] > 0
+        assert r["tflops"] > 0 and r["tflops"] == r["tflops_median"]
         assert r["tflops"] == pytest.approx(2 * r["m"] * r["n"] * r["k"] / (r["time_us"] * 1e-6) / 1e12)
         assert r["efficiency_pct"] == pytest.approx(100 * r["tflops"])
-    assert out["best"] == max(out["results"], key=lambda r: r["tflops"])
+    assert out["best_by"] == "median" and out["best"] == max(out["results"], key=lambda r: r["tflops"])
+
+
+def test_matmul_flops_ranges_report_max_median_mean_and_the_best_shape():
+    """--m 256:1024:256 (stop included) with one N and K: four shapes, each with max/median/mean TFLOPS."""
+    require_torch()
+    base = [sys.executable, str(MATMUL_FLOPS), "--device=cpu", "--dtype=fp32", "--iters=3", "--warmup=1"]
+    sweep = [*base, "--warmup-s=0", "--m=256:1024:256", "--n=64", "--k=32,64"]
+    out = json.loads(run([*sweep, "--json"]).stdout)
+    shapes = [(r["m"], r["n"], r["k"]) for r in out["results"]]
+    assert shapes == [(m, 64, k) for m in (256, 512, 768, 1024) for k in (32, 64)]
+    for r in out["results"]:
+        flops = 2 * r["m"] * r["n"] * r["k"]
+        assert r["tflops_max"] == pytest.approx(flops / (r["time_us_min"] * 1e-6) / 1e12)
+        assert r["tflops_max"] >= r["tflops_median"] > 0 and r["tflops_max"] >= r["tflops_mean"] > 0
+    by_max = json.loads(run([*sweep, "--best-by=max", "--json"]).stdout)
+    assert by_max["best"] == max(by_max["results"], key=lambda r: r["tflops_max"])
+    text = run(sweep).stdout
+    assert "max    median      mean" in text and "best shape by median" in text, text
+    best = [line for line in text.splitlines() if line.startswith("best: ")]
+    assert len(best) == 1 and "TFLOPS (median; max " in best[0] and ", mean " in best[0], text
+    assert len([line for line in text.splitlines() if line.split()[:1] in (["256"], ["512"], ["768"], ["1024"])]) == 8
+
+
+def test_matmul_flops_warms_up_by_time():
+    """Untimed calls go on until --warmup calls and --warmup-s seconds are both done, then --iters are timed."""
+    require_torch()
+    import time
+
+    import torch
+
+    mm = load_script(MATMUL_FLOPS)
+    calls = []
+    t0 = time.perf_counter()
+    times = mm.time_calls(lambda: calls.append(time.sleep(0.01)), torch.device("cpu"), 3, 1, 0.3)
+    assert time.perf_counter() - t0 >= 0.3 and len(times) == 3 and len(calls) >= 4
+    assert len(mm.time_calls(lambda: calls.append(1), torch.device("cpu"), 2, 5, 0)) == 2
+
+
+def test_matmul_flops_usage_errors_and_fp8_refused_on_cpu():
+    require_torch()
+    base = [sys.executable, str(MATMUL_FLOPS), "--device=cpu", "--iters=1", "--warmup=0", "--warmup-s=0"]
+    cases = {
+        ("--dtype=fp8", "--sizes=64"): "fp8 is refused on CPU",
+        ("--m=256", "--n=256"): "--m, --n and --k go together",
+        ("--sizes=64", "--m=64", "--n=64", "--k=64"): "either --sizes or --m/--n/--k",
+        ("--m=1024:256", "--n=1", "--k=1"): "bad range '1024:256'",
+        ("--m=1:100000", "--n=1:10", "--k=1"): "use larger steps",
+        ("--device-index=0", "--sizes=64"): "--device-index selects a CUDA device",
+    }
+    for extra, message in cases.items():
+        proc = run([*base, *extra])
+        assert proc.returncode == 2 and message in proc.stderr, (extra, proc.stderr)
+        assert "Traceback" not in proc.stderr
 
 
 def test_matmul_flops_cpu_table():
@@ -297,9 +392,9 @@ def test_matmul_flops_cpu_table():
     assert proc.returncode == 0, proc.stderr
     best = [line for line in proc.stdout.splitlines() if line.startswith("best:")]
     assert len(best) == 1, proc.stdout
-    assert best[0].startswith("best: 128x128x128 fp32:") and best[0].endswith("TFLOPS")
+    assert best[0].startswith("best: 128x128x128 fp32:") and " TFLOPS (median; max " in best[0]
     row = [line.split() for line in proc.stdout.splitlines() if line.split()[:3] == ["128", "128", "128"]]
-    assert len(row) == 1 and float(row[0][4]) >= 0
+    assert len(row) == 1 and all(float(value) >= 0 for value in row[0][3:7])
 
 
 # --------------------------------------------------------------------------- calculators
