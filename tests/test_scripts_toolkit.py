@@ -33,6 +33,8 @@ CONVERT_DTYPE = SCRIPTS / "checkpoint" / "convert_dtype.py"
 FLOPS_MFU = SCRIPTS / "calc" / "flops_mfu.py"
 COLLECTIVE_TIME = SCRIPTS / "calc" / "collective_time.py"
 FIO_BENCH = SCRIPTS / "storage" / "fio_bench.py"
+DATALOADER_BENCH = SCRIPTS / "training" / "dataloader_bench.py"
+MEMORY_OVERHEAD = SCRIPTS / "debug" / "memory_overhead.py"
 MIB = 1024**2
 
 
@@ -570,3 +572,85 @@ def test_toy_train_checkpoints_on_stop_and_resumes(tmp_path: Path):
     second = run([sys.executable, str(toy), "--checkpoint-dir", str(tmp_path), "--steps", "5", "--step-seconds", "0"])
     assert second.returncode == 0, second.stderr
     assert json.loads((tmp_path / "checkpoint.json").read_text())["step"] == 5
+
+
+# --------------------------------------------------------------------------- dataloader_bench
+
+
+def test_dataloader_bench_sweeps_workers_and_prefetch(tmp_path: Path):
+    """Healthy case: every setting of the grid is measured; bytes per sample match the dataset."""
+    require_torch()
+    args = ["--workers=0,2", "--prefetch=2,4", "--batch-size=4", "--batches=5", "--warmup-batches=1"]
+    out = calc(DATALOADER_BENCH, *args, "--sample-shape=8", "--target=1")
+    settings = [(r["workers"], r["pin_memory"], r["prefetch_factor"]) for r in out["results"]]
+    assert settings == [(0, False, None), (2, False, 2), (2, False, 4)]  # prefetch needs workers; no pin on CPU
+    assert out["notes"] and "pin_memory=1 skipped" in out["notes"][0] and out["target_reached"]
+    for r in out["results"]:
+        assert r["samples_per_s"] > 0 and r["wait_ms_max"] >= r["wait_ms_median"] > 0 and r["startup_s"] > 0
+        assert r["mb_per_s"] * 1e6 / r["samples_per_s"] == pytest.approx(8)  # 8 uint8 per sample
+    assert out["best"] == max(out["results"], key=lambda r: r["samples_per_s"])
+    # Files: samples are the files, read whole (10, 20 and 30 bytes: 20 on average per batch of 3).
+    data = tmp_path / "data"
+    data.mkdir()
+    for size in (10, 20, 30):
+        (data / f"f{size}").write_bytes(b"x" * size)
+    files = calc(DATALOADER_BENCH, f"--files={data}", "--workers=0", "--batch-size=3", "--batches=4")
+    assert files["source"].endswith("(3 files)")
+    assert files["results"][0]["mb_per_s"] * 1e6 / files["results"][0]["samples_per_s"] == pytest.approx(20)
+
+
+def test_dataloader_bench_fails_when_the_loader_cannot_feed_the_target():
+    """Planted fault: 50 ms of CPU work per sample in the main process caps the loader at 20 samples/s."""
+    require_torch()
+    args = ["--workers=0", "--cpu-ms=50", "--batch-size=2", "--batches=3", "--warmup-batches=0", "--target=1000"]
+    proc = run([sys.executable, str(DATALOADER_BENCH), *args, "--sample-shape=4"])
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "FAIL: no setting reached the target of 1000 samples/s" in proc.stderr
+    best = [line for line in proc.stdout.splitlines() if line.startswith("best: workers=0")]
+    assert len(best) == 1 and float(best[0].split(": ")[-1].split()[0]) <= 20, proc.stdout
+
+
+# --------------------------------------------------------------------------- memory_overhead
+
+
+def test_memory_overhead_gloo_report_shape():
+    """Healthy case on CPU: every rank reports every host-memory stage; increases add up; nothing flagged."""
+    require_torch()
+    proc = torchrun(MEMORY_OVERHEAD, "--backend=gloo", "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["world_size"] == 2 and out["outliers"] == []
+    assert out["stages"] == ["python+torch", "process group", "first collective", "second group"]
+    assert sorted(r["rank"] for r in out["ranks"]) == [0, 1]
+    for r in out["ranks"]:
+        rss = [r["stages"][stage]["rss_mib"] for stage in out["stages"]]
+        assert min(rss) > 50 and r["stages"]["second group"]["device_used_mib"] is None
+        grown = sum(r["increase"][stage]["rss_mib"] for stage in out["stages"][1:])
+        assert grown == pytest.approx(rss[-1] - rss[0])
+
+
+def test_memory_overhead_flags_a_rank_that_holds_more():
+    """Planted fault: rank 1 holds 200 MiB more from the process-group stage on; it is named, the run fails."""
+    require_torch()
+    proc = torchrun(MEMORY_OVERHEAD, "--backend=gloo", "--simulate-extra-mib=200", "--max-spread-mib=100")
+    assert proc.returncode != 0
+    assert "FAIL: rank 1 on host" in proc.stderr and "at 'process group'" in proc.stderr, proc.stderr
+    assert "FAIL: rank 0" not in proc.stderr
+
+
+def test_memory_overhead_outliers_cover_device_memory():
+    """The CUDA report shape without a GPU: an extra context on GPU 0 shows as rank 0's device memory."""
+    mo = load_script(MEMORY_OVERHEAD)
+    stages = {"cuda context": 520.0, "process group": 400.0}
+    ranks = []
+    for rank in range(4):
+        increase = {stage: {"rss_mib": 10.0, "device_used_mib": mib} for stage, mib in stages.items()}
+        if rank == 0:
+            increase["cuda context"]["device_used_mib"] += 3 * 520  # three other ranks' contexts on GPU 0
+        ranks.append({"rank": rank, "host": "n1", "increase": increase})
+    flagged = mo.outliers(ranks, 512)
+    assert flagged == [
+        "rank 0 on host n1: device memory used grew 2080 MiB at 'cuda context', "
+        "1560 MiB more than the median of the other ranks"
+    ]
+    assert mo.rss_bytes(str(Path("/nonexistent"))) == 0 and mo.rss_bytes() > 0
