@@ -404,7 +404,8 @@ def require_no_nvidia_smi() -> None:
 
 
 def test_cluster_has_two_nodes_with_eight_gpus(slurm: Cluster):
-    proc = slurm.run("sinfo", "-h", "-N", "-o", "%N %T %G %c")
+    # One partition: sinfo -N lists a node once per partition, and the preemption tests add two more.
+    proc = slurm.run("sinfo", "-h", "-N", "--partition=debug", "-o", "%N %T %G %c")
     assert proc.returncode == 0, proc.stderr
     rows = sorted(line.split() for line in proc.stdout.splitlines() if line.strip())
     assert [row[0] for row in rows] == list(NODES), proc.stdout
