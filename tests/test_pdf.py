@@ -124,8 +124,8 @@ def test_chunked_and_single_document_renders_agree(mini_site, pdf, tmp_path):
 
     options = writers.load_options(mini_site)
     options.pdf_workers = 1
-    single = tmp_path / "single.pdf"
-    pdf_writer.write(Book.load(mini_site), options, mini_site, single)
+    pdf_writer.write(Book.load(mini_site), options, mini_site, tmp_path)
+    single = tmp_path / "downloads" / "ml-engineering-book.pdf"
     a, b = PdfReader(str(pdf)), PdfReader(str(single))
     assert str(a.metadata.producer).startswith("mlbook")  # the book's own PDF is the chunked one
     assert len(a.pages) == len(b.pages)

@@ -141,15 +141,15 @@ def bench_book(name: str, root: Path, work: Path, runs: list[Run]) -> None:
     plain.write_text(_without_plugin((root / "mkdocs.yml").read_text(), root))
     add("baseline: plain mkdocs", [py, "-m", "mkdocs", "build", "-q", "-f", str(plain), "-d", str(work / "plain")])
     shutil.rmtree(cache, ignore_errors=True)
-    add("pdf (cold)", [py, "-m", "mlbook", "pdf", str(site), "--out", str(work / "book.pdf")])
-    add("pdf (warm cache)", [py, "-m", "mlbook", "pdf", str(site), "--out", str(work / "book2.pdf")])
+    add("pdf (cold)", [py, "-m", "mlbook", "pdf", str(site), "--out", str(work / "pdf-cold")])
+    add("pdf (warm cache)", [py, "-m", "mlbook", "pdf", str(site), "--out", str(work / "pdf-warm")])
     if name == "real":
         add(
             "pdf (pdf/ua-1 tagged)",
-            [py, "-m", "mlbook", "pdf", str(site), "--variant", "pdf/ua-1", "--out", str(work / "book-ua.pdf")],
+            [py, "-m", "mlbook", "pdf", str(site), "--variant", "pdf/ua-1", "--out", str(work / "pdf-ua")],
         )
     add("baseline: floor", [py, "-m", "mlbook.tools.bench", "--floor", str(site), str(work / "floor.pdf")])
-    add("epub", [py, "-m", "mlbook", "epub", str(site), "--out", str(work / "book.epub")])
+    add("epub", [py, "-m", "mlbook", "epub", str(site), "--out", str(work / "epub")])
     shutil.rmtree(cache, ignore_errors=True)
     add("build (cold)", [py, "-m", "mlbook", "build", "--site", str(work / "full")])
     add("build (warm)", [py, "-m", "mlbook", "build", "--site", str(work / "full")])
