@@ -6,14 +6,18 @@ to the fixture book or to what MkDocs renders with `UPDATE_GOLDEN=1 pytest tests
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 from lxml import html as lhtml
 
 from mlbook.book import Book
 from mlbook.html import article
+from mlbook.writers import load_options, pdf
 
 SAVED = Path(__file__).resolve().parent / "fixtures" / "mini-site"
 EDITION = "golden"  # the saved options' edition and epoch: fixed, so golden files never change with a commit
@@ -49,4 +53,15 @@ def copy(tmp: Path) -> Path:
     """A writable copy of the saved mini book's site (writers write downloads/ into it)."""
     site = tmp / "site"
     shutil.copytree(SAVED, site)
+    return site
+
+
+@functools.cache
+def rendered() -> Path:
+    """A copy of the saved mini book with its PDF written (chunked, two workers), made once per test process."""
+    site = copy(Path(tempfile.mkdtemp(prefix="mlbook-rendered-")))
+    atexit.register(shutil.rmtree, site.parent, True)
+    options = load_options(site)
+    options.pdf_workers = 2  # the chunked path with its worker processes, whatever the machine
+    pdf.write(Book.load(site), options, site, site)
     return site

@@ -9,6 +9,7 @@ from mlbook.options import Options
 from mlbook.pages.downloads import downloads, fill_sizes, human
 from mlbook.summary import summary
 from mlbook.writers.registry import BANNER, DOWNLOADS, PAGE, PLACES, ROOT
+from saved_site import copy
 
 
 def options(formats) -> Options:
@@ -98,3 +99,23 @@ def test_summary_and_sizes_come_from_the_results(tmp_path):
     fill_sizes(tmp_path, {"pdf": 2_500_000})
     assert page.read_text() == '<span class="mlbook-size" data-format="pdf">2.5 MB</span>'
     assert (human(999), human(1_000_000), human(120)) == ("1 kB", "1.0 MB", "1 kB")
+
+
+def test_write_all_writes_each_configured_edition_and_reports_its_files(tmp_path):
+    site = copy(tmp_path)
+    opts = writers.load_options(site)
+    opts.formats = ["epub"]
+    results = writers.write_all(Book.load(site), opts, site, tmp_path / "out")
+    epub = tmp_path / "out" / "downloads" / "ml-engineering-book.epub"
+    assert list(results) == ["epub"] and results["epub"]["paths"] == [str(epub)]
+    assert results["epub"]["sizes"] == {"epub": epub.stat().st_size} and results["epub"]["count"] == 4
+    assert results["epub"]["skipped"] == "" and results["epub"]["unit"] == "documents"
+
+
+def test_the_command_line_reruns_one_edition_over_a_built_site(tmp_path, capsys):
+    site = copy(tmp_path)
+    assert cli.main(["epub", str(site), "--out", str(tmp_path / "out")]) == 0
+    out = tmp_path / "out" / "downloads" / "ml-engineering-book.epub"
+    assert capsys.readouterr().out == f"wrote {out} (4 documents)\n"
+    assert cli.main(["epub", str(tmp_path / "nothing")]) == 1
+    assert "book.json not found" in capsys.readouterr().err
