@@ -119,3 +119,24 @@ def test_the_command_line_reruns_one_edition_over_a_built_site(tmp_path, capsys)
     assert capsys.readouterr().out == f"wrote {out} (4 documents)\n"
     assert cli.main(["epub", str(tmp_path / "nothing")]) == 1
     assert "book.json not found" in capsys.readouterr().err
+
+
+def test_an_edition_these_options_skip_writes_nothing_and_says_why(tmp_path):
+    site = copy(tmp_path)
+    opts = writers.load_options(site)
+    opts.formats, opts.pdf_variant = ["llms", "chapters"], "pdf/ua-1"
+    results = writers.write_all(Book.load(site), opts, site)
+    assert list(results) == ["chapters", "llms"]  # registry order
+    assert results["chapters"]["skipped"] == "a tagged pdf/ua-1 PDF cannot be cut into chapters"
+    assert results["chapters"]["paths"] == [] and not (site / "downloads" / "chapters").exists()
+    files = {"llms": "llms.txt", "llms-full": "llms-full.txt"}
+    assert results["llms"]["sizes"] == {key: (site / path).stat().st_size for key, path in files.items()}
+
+
+def test_the_command_line_says_what_an_edition_is_missing(tmp_path, capsys):
+    site = copy(tmp_path)
+    assert cli.main(["llms", str(site)]) == 0
+    assert capsys.readouterr().out == f"wrote 2 files under {site} (4 pages)\n"
+    assert cli.main(["chapters", str(site)]) == 1  # the book PDF is not there
+    err = capsys.readouterr().err
+    assert "error: chapters: downloads/ml-engineering-book.pdf not found: write the PDF first" in err

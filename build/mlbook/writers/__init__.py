@@ -12,7 +12,7 @@ from pathlib import Path
 from .. import options as saved_options
 from ..book import Book
 from ..options import Options
-from .registry import Argument, Format, Output, whole_book
+from .registry import Argument, Format, Output, chapter_pdfs, markdown_export, whole_book
 
 FORMATS: dict[str, Format] = {
     f.name: f
@@ -33,6 +33,24 @@ FORMATS: dict[str, Format] = {
             "for e-readers, phones and tablets",
             "documents",
             whole_book(".epub", "application/epub+zip"),
+        ),
+        Format(
+            "chapters",
+            "mlbook.writers.chapters",
+            "Chapter PDFs",
+            "one chapter at a time, with the book's page numbers",
+            "files",
+            chapter_pdfs,
+            needs=("pdf",),
+            skipped=lambda options: "a tagged pdf/ua-1 PDF cannot be cut into chapters" if options.pdf_variant else "",
+        ),
+        Format(
+            "llms",
+            "mlbook.writers.llms",
+            "Markdown",
+            "for language models and agents (the llms.txt convention)",
+            "pages",
+            markdown_export,
         ),
     )
 }

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..book import Book
+from ..book import Book, Chapter
 from ..options import Options
 
 # Where the site offers an output.
@@ -16,6 +17,8 @@ DOWNLOADS = "downloads"  # a row of the Downloads page
 PAGE = "page"  # a link at the top of the page the output belongs to (Output.page)
 ROOT = "root"  # at the site root, announced in every page's <head> as an alternate version
 PLACES = (BANNER, DOWNLOADS, PAGE, ROOT)
+UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+LLMS, LLMS_FULL = "llms.txt", "llms-full.txt"  # the Markdown export, at the site root (the llms.txt convention)
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,26 @@ def book_file(options: Options, suffix: str) -> str:
     return f"downloads/{options.output_name}{suffix}"
 
 
+def safe_slug(chapter: Chapter) -> str:
+    """The chapter's slug with anything but letters, digits, dot, dash and underscore replaced by a dash."""
+    return UNSAFE.sub("-", chapter.slug).strip("-") or "chapter"
+
+
+def has_pdf(chapter: Chapter) -> bool:
+    """Whether a page of the book gets a PDF of its own: every numbered chapter does (parts and front matter not)."""
+    return chapter.kind == "chapter"
+
+
+def chapters_with_pdf(book: Book) -> list[Chapter]:
+    """The pages of the book that get a PDF of their own, in reading order."""
+    return [c for c in book.pages() if has_pdf(c)]
+
+
+def chapter_file(chapter: Chapter) -> str:
+    """Site path of a chapter's own PDF: ``downloads/chapters/<safe slug>.pdf``."""
+    return f"downloads/chapters/{safe_slug(chapter)}.pdf"
+
+
 def whole_book(suffix: str, media_type: str) -> Callable[[Book, Options], list[Output]]:
     """The outputs of an edition that is one file of the whole book, offered in the banner and on Downloads."""
 
@@ -85,3 +108,18 @@ def whole_book(suffix: str, media_type: str) -> Callable[[Book, Options], list[O
         return [Output(key, book_file(options, suffix), key.upper(), media_type, frozenset({BANNER, DOWNLOADS}))]
 
     return outputs
+
+
+def chapter_pdfs(book: Book, options: Options) -> list[Output]:
+    """The outputs of the per-chapter PDFs: one per chapter, offered on that chapter's page."""
+    offered = frozenset({PAGE})
+    return [
+        Output(f"chapter:{c.slug}", chapter_file(c), "This chapter as a PDF", "application/pdf", offered, c.src_uri)
+        for c in chapters_with_pdf(book)
+    ]
+
+
+def markdown_export(book: Book, options: Options) -> list[Output]:
+    """The outputs of the Markdown export: llms.txt and llms-full.txt at the site root, also on Downloads."""
+    offered = frozenset({ROOT, DOWNLOADS})
+    return [Output(n.removesuffix(".txt"), n, n, "text/markdown", offered) for n in (LLMS, LLMS_FULL)]
