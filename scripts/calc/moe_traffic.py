@@ -23,7 +23,7 @@ Model (uniform routing, experts spread evenly over ranks and nodes)
     a training step runs dispatch + combine forward and their two gradient exchanges backward.
     Expert FLOPs (SwiGLU, three h x F matrices) = 6 h F per (token, expert) forward, twice that backward.
     The all-to-all busbw ceiling is what nccl-tests would report for a perfect all_to_all of the
-    pairs send buffer: algbw * (EP-1)/EP (https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md).
+    pairs send buffer: algbw * (EP-1)/EP (https://github.com/NVIDIA/nccl-tests/blob/master/src/alltoall.cu).
 
 Usage
     # DeepSeek-V3-like layer (DeepSeek-V3 report, arXiv:2412.19437) on DeepEP's test hardware

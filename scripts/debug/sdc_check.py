@@ -205,12 +205,14 @@ def main(argv: list[str] | None = None) -> int:
         if rank == 0:
             bad = [r for r in records if r["rank"] in suspects]
             if args.json:
-                print(json.dumps({"check": args.check, "world_size": world, "suspects": bad, "ok": not bad}))
+                verdict = {"check": args.check, "world_size": world, "suspects": bad, "ok": not bad}
+                print(json.dumps(verdict), flush=True)
             else:
                 for r in bad:
-                    print(f"SUSPECT: rank {r['rank']} on host {r['host']} ({r['device']}) disagrees")
+                    print(f"SUSPECT: rank {r['rank']} on host {r['host']} ({r['device']}) disagrees", flush=True)
                 if not bad:
-                    print(f"OK: {args.check} check agrees on all {world} ranks")
+                    print(f"OK: {args.check} check agrees on all {world} ranks", flush=True)
+        dist.barrier()  # no rank exits (and makes torchrun stop the others) before rank 0 has printed
     except RuntimeError as exc:
         print(f"error: rank {rank} on host {host}: collective failed: {exc}", file=sys.stderr, flush=True)
         return EXIT_FAIL

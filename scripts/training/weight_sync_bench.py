@@ -111,7 +111,7 @@ def plan_buckets(nbytes: list[int], bucket_bytes: int) -> list[list[int]]:
 
 
 def fingerprint(tensors) -> list[int]:
-    """Order-sensitive integer fingerprint of tensors' raw bytes: [sum of int8 words, position-weighted sum].
+    """Order-sensitive integer fingerprint of tensors' raw bytes: [sum of the bytes, tensor-position-weighted sum].
 
     Computed on the tensors' device in int64; any single changed byte changes the first entry.
     """
