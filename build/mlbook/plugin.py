@@ -19,6 +19,7 @@ from .data import figures
 from .diagnostics import LOGGER, Reporter, WarningCounter
 from .html import drawings
 from .html.description import describe
+from .html.footnotes import safe_footnote_ids
 from .markdown import figures as figure_blocks
 from .markdown.datablocks import DataBlocks
 from .markdown.scriptlinks import add_download_links
@@ -189,8 +190,9 @@ class BookPlugin(BasePlugin[PluginConfig]):
             LOGGER.info(line)
 
     def on_page_content(self, html, page, config, files):
-        """Draw math and diagrams at build time; give every page a description for search engines and previews."""
+        """Make footnote ids URL-safe, draw math and diagrams at build time, and describe the page for previews."""
         src_uri = page.file.src_uri
+        html = safe_footnote_ids(html)
         html = drawings.prepare_page(
             html,
             page.url,

@@ -73,6 +73,7 @@ def page_diagrams(page_html: str, cache_dir: Path | None) -> tuple[str, list[tup
             return match.group(0)
         count += 1
         svg = svg.replace(RENDER_ID, f"mermaid-{count}")
-        return f'<figure class="diagram">{svg}</figure>'
+        # The source rides along for the Markdown export, which shows a diagram as its Mermaid fence.
+        return f'<figure class="diagram" data-source="{html.escape(source, quote=True)}">{svg}</figure>'
 
     return FENCE.sub(one, page_html), errors

@@ -44,6 +44,23 @@ def _rewrite(book: Book, chapter: Chapter, art, options: Options, images: dict[s
             raise EpubError(f"{chapter.source}: image {img.get('src')!r} is not a file of the book")
         images[target.url] = posixpath.join("images", target.url)
         img.set("src", images[target.url])
+        _sizes_as_style(img)
+
+
+def _sizes_as_style(img) -> None:
+    """Move a width or height that is not a whole number of pixels (``50%``, ``12em``) into the style.
+
+    XHTML allows only integers in these attributes: EPUBCheck rejects ``width="50%"`` (rstudio/bookdown#766),
+    which Markdown's attribute lists write as typed.
+    """
+    styles = []
+    for name in ("width", "height"):
+        value = (img.get(name) or "").strip()
+        if value and not value.isdigit():
+            del img.attrib[name]
+            styles.append(f"{name}: {value if not value.replace('.', '', 1).isdigit() else value + 'px'}")
+    if styles:
+        img.set("style", "; ".join(filter(None, [*styles, (img.get("style") or "").strip("; ")])))
 
 
 def _mark_footnotes(art) -> None:

@@ -11,7 +11,7 @@ from ..outputs import atomic_path
 from ..registry import book_file
 from ..styles import STYLES, pdf_css
 from . import chunks, combine, fonts
-from .render import ConfinedFetcher, WarningCollector, render_html
+from .render import ConfinedFetcher, WarningCollector, fixed_font_dates, render_html
 
 
 class PdfError(RuntimeError):
@@ -52,7 +52,7 @@ def _write_single(book: Book, options: Options, site_dir: Path, out: Path) -> in
         problems = collect.messages + [f"refused: {u}" for u in fetcher.refused]
         if problems:
             raise PdfError("; ".join(sorted(set(problems))))
-        with atomic_path(out) as tmp:
+        with atomic_path(out) as tmp, fixed_font_dates():
             doc.write_pdf(
                 tmp, pdf_identifier=options.identifier.encode("utf-8"), pdf_variant=options.pdf_variant or None
             )

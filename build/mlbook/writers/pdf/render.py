@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.request import url2pathname
@@ -62,6 +65,29 @@ def render_html(source: str, base_url: str, roots: list, css: str | None = None,
     )
 
 
+# The date fontTools writes into every embedded font subset (its `head` table) is SOURCE_DATE_EPOCH, else the
+# clock: two renders of one book would differ in their fonts' bytes. A fixed date keeps a cached chunk and a
+# fresh one identical, whatever the commit's date.
+FONT_DATE_EPOCH = "315532800"  # 1980-01-01, the zip epoch the EPUB also uses
+# How render_chunk calls WeasyPrint, beyond the job itself: part of the chunk cache's key, so a chunk rendered
+# with other settings (before presentational hints or fixed font dates) is rendered again, never reused.
+RENDER_SETTINGS = f"presentational_hints=True;font_date={FONT_DATE_EPOCH}"
+
+
+@contextmanager
+def fixed_font_dates() -> Iterator[None]:
+    """Within the block, fontTools stamps subset fonts with FONT_DATE_EPOCH (the environment is restored after)."""
+    before = os.environ.get("SOURCE_DATE_EPOCH")
+    os.environ["SOURCE_DATE_EPOCH"] = FONT_DATE_EPOCH
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["SOURCE_DATE_EPOCH"]
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = before
+
+
 @dataclass
 class Rendered:
     """What a worker sends back for one chunk (plain data, so it pickles)."""
@@ -89,5 +115,6 @@ def render_chunk(job: tuple[str, str, str, list[str], bytes]) -> Rendered:
         for level, label, (x, y), _state in page.bookmarks:
             out.bookmarks.append((index, level, label, x, y))
     out.problems = collect.messages + [f"refused: {u}" for u in fetcher.refused]
-    out.pdf = doc.write_pdf(pdf_identifier=identifier)
+    with fixed_font_dates():
+        out.pdf = doc.write_pdf(pdf_identifier=identifier)
     return out
