@@ -83,6 +83,12 @@ def mini_site() -> Path:
     return _built(FIXTURES / "mini", "mini")
 
 
+@pytest.fixture(scope="session")
+def nested_site() -> Path:
+    """The nested fixture book (nested sections, an interlude, CJK and punctuation in file names) built once."""
+    return _built(FIXTURES / "nested", "nested")
+
+
 # Modules that run real programs (torchrun, SLURM, fio, a browser): integration tests, left out of test-fast.
 INTEGRATION_MODULES = {"test_scripts_run", "test_scripts_toolkit", "test_slurm"}
 

@@ -45,6 +45,11 @@ def parts_and_chapters(outline: list[tuple[int, str]], part_titles: list[str]) -
     return out
 
 
+def nav_entries(outline: list[tuple[int, str]], titles: set[str]) -> list[tuple[int, str]]:
+    """The entries of an outline or EPUB nav whose title is one of the book's nav titles (its sections dropped)."""
+    return [(level, title) for level, title in outline if title in titles]
+
+
 def pdf_internal_links(path: Path) -> tuple[list[str], set[str]]:
     """(named destinations that link annotations point to, named destinations defined in the PDF)."""
     reader = PdfReader(str(path))

@@ -32,16 +32,21 @@ def check_site(
     reporter: Reporter,
     coming: set[str] = frozenset(),
     only: set[str] | None = None,
+    outside: dict[str, str] | None = None,
 ) -> None:
-    """Report each broken link, broken anchor, missing/remote image and image without alt text.
+    """Report each broken link, broken anchor, missing/remote image, remote resource and image without alt text.
 
     sources maps a chapter's src_uri to its raw Markdown text (used to find the line of each defect); coming
     holds site paths that are written after this check (the editions), so links to them are valid. only, when
-    given, limits the check to those src_uris (the pages a `serve --dirty` rebuild rendered).
+    given, limits the check to those src_uris (the pages a `serve --dirty` rebuild rendered). outside maps the
+    site path of each file that is a symbolic link out of the book to its target: a reference to one is refused
+    at its line, and one that no page references is refused at its own path.
     """
     site_dir = Path(site_dir)
     _CURSOR.clear()
     idsets = _Ids(book, site_dir)
+    outside = dict(outside or {})
+    referenced: set[str] = set()
     for chapter in book.pages():
         if only is not None and chapter.src_uri not in only:
             continue
@@ -51,8 +56,86 @@ def check_site(
         for a in art.iter("a"):
             if a.get("href"):
                 _check_href(book, chapter, a.get("href"), site_dir, idsets, text, reporter, coming)
+                _check_outside(chapter, a.get("href"), text, reporter, outside, referenced)
         for img in art.iter("img"):
             _check_image(chapter, img, site_dir, text, reporter)
+            _check_outside(chapter, img.get("src") or "", text, reporter, outside, referenced)
+        for el, attr, url in _resources(art):
+            _check_resource(chapter, el, attr, url, text, reporter)
+            _check_outside(chapter, url, text, reporter, outside, referenced)
+    for path in sorted(set(outside) - referenced):
+        if not path.endswith(".md"):  # chapters were refused when the files were collected
+            reporter.report(
+                f"book/{path}",
+                1,
+                "symlink outside the book",
+                f"it is a link to {outside[path]}; copy the file into the book",
+            )
+
+
+# Elements and attributes through which a page loads another resource (links and images are checked apart).
+RESOURCES = {
+    "link": ("href",),
+    "iframe": ("src",),
+    "frame": ("src",),
+    "embed": ("src",),
+    "object": ("data",),
+    "video": ("src", "poster"),
+    "audio": ("src",),
+    "source": ("src", "srcset"),
+    "track": ("src",),
+    "input": ("src",),
+    "image": ("href", "{http://www.w3.org/1999/xlink}href"),
+    "use": ("href", "{http://www.w3.org/1999/xlink}href"),
+    "img": ("srcset",),
+}
+CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")\s]+)")
+
+
+def _resources(art) -> list[tuple[object, str, str]]:
+    """(element, attribute, URL) of every resource the article loads besides links and image sources."""
+    out = []
+    for el in art.iter():
+        if not isinstance(el.tag, str):
+            continue
+        tag = el.tag.rsplit("}", 1)[-1].lower()
+        for attr in RESOURCES.get(tag, ()):
+            value = el.get(attr)
+            if value:
+                urls = [part.split()[0] for part in value.split(",") if part.strip()] if attr == "srcset" else [value]
+                out += [(el, attr, url) for url in urls]
+        for url in CSS_URL.findall(el.get("style") or ""):
+            out.append((el, "style", url))
+    return out
+
+
+def _check_resource(chapter, el, attr, url, text, reporter) -> None:
+    target = links.resolve(chapter.url, url)
+    tag = el.tag.rsplit("}", 1)[-1].lower()
+    if target.kind == "external":
+        kind, detail = "remote resource", "is fetched from the network; the book is built and read offline"
+    elif target.kind == "bad":
+        kind, detail = "resource outside the book", "is not a file of the book"
+    else:
+        return
+    line = _locate(chapter, text, [url, posixpath.basename(url)])
+    reporter.report(chapter.source, line, kind, f"'{url}' ({tag} {attr.rsplit('}', 1)[-1]}) {detail}")
+
+
+def _check_outside(chapter, url, text, reporter, outside, referenced) -> None:
+    """Refuse a reference to a file of the book that is a symbolic link to a place outside the book."""
+    target = links.resolve(chapter.url, url)
+    if target.kind != "file" or target.url not in outside:
+        return
+    referenced.add(target.url)
+    line = _locate(chapter, text, [posixpath.basename(target.url)])
+    reporter.report(
+        chapter.source,
+        line,
+        "file outside the book",
+        f"'{_as_written(text, line, url)}' is a symbolic link to {outside[target.url]}, outside book/; copy the file "
+        "into the book",
+    )
 
 
 _CURSOR: dict[tuple[str, str], int] = {}
