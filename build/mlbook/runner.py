@@ -41,10 +41,11 @@ def config_line(text: str, key: str, detail: str = "") -> int:
         return 1
     end = re.search(r"^\S", text[match.end() :], re.M)
     block = text[match.start() : match.end() + end.start()] if end else text[match.start() :]
-    for name in QUOTED.findall(detail):
-        pos = block.find(name)
-        if pos >= 0:
-            return text.count("\n", 0, match.start() + pos) + 1
+    tail = detail.rsplit(": ", 1)[-1].strip() if ": " in detail else ""
+    for name in [tail, *QUOTED.findall(detail)]:
+        found = re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", block) if 0 < len(name) < 80 else None
+        if found:
+            return text.count("\n", 0, match.start() + found.start()) + 1
     return text.count("\n", 0, match.start()) + 1
 
 
@@ -83,12 +84,17 @@ class Format(logging.Formatter):
 
 
 def _yaml_problem(exc: BaseException, name: str) -> str | None:
-    """The diagnostic for a YAML syntax error behind a ConfigurationError, or None."""
+    """The diagnostic for a YAML syntax error behind a ConfigurationError, or None.
+
+    The line is where the construct that failed began (a bracket never closed), else where PyYAML stopped.
+    """
     cause = exc.__context__ or exc.__cause__
     if not isinstance(cause, yaml.MarkedYAMLError):
         return None
-    mark = cause.problem_mark or cause.context_mark
-    problem = cause.problem or cause.context or "not valid YAML"
+    mark = cause.context_mark or cause.problem_mark
+    problem = cause.problem or "not valid YAML"
+    if cause.context and cause.problem_mark and cause.context_mark:
+        problem = f"{cause.context}, {problem} on line {cause.problem_mark.line + 1}"
     return str(Diagnostic(name, mark.line + 1 if mark else 1, "invalid configuration", f"YAML error: {problem}"))
 
 

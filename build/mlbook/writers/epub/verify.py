@@ -31,6 +31,8 @@ SAFE_FILE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.
 FRAGMENT = re.compile(r"(?:[A-Za-z0-9!$&'()*+,;=:@/?._~-]|%[0-9A-Fa-f]{2}|[^\x00-\x7f\s])*")
 REMOTE_SCHEMES = ("http", "https", "mailto")
 PACKAGE_FILES = {"mimetype", "META-INF/container.xml"}
+# Attributes through which an XHTML document refers to another file.
+REFERENCES = ("href", "src", "data", "poster", "{http://www.w3.org/1999/xlink}href")
 
 
 class _Check:
@@ -100,7 +102,8 @@ class _Check:
             return
         target = posixpath.normpath(posixpath.join(posixpath.dirname(doc), unquote(parts.path))) if parts.path else doc
         if target not in self.names:
-            self.add(doc, "broken link in EPUB", f"{what} '{ref}' points to '{target}', which is not packaged", ref)
+            detail = f"{what} '{ref}' points to a file the EPUB does not hold (it packages chapters and images only)"
+            self.add(doc, "broken link in EPUB", detail, ref)
         elif parts.fragment and target in self.ids and unquote(parts.fragment) not in self.ids[target]:
             self.add(doc, "broken anchor in EPUB", f"{what} '{ref}': no id '{unquote(parts.fragment)}'", ref)
 
@@ -112,9 +115,9 @@ class _Check:
             for el in tree.iter():
                 if not isinstance(el.tag, str):
                     continue
-                for attr in ("href", "src"):
+                for attr in REFERENCES:
                     if el.get(attr) is not None:
-                        self.reference(name, el.get(attr), f"the {attr}")
+                        self.reference(name, el.get(attr), f"the {attr.rsplit('}', 1)[-1]}")
                 if el.tag == f"{{{NS['x']}}}ol" and not len(el):
                     self.add(name, "empty list in EPUB", f"{name} holds an empty <ol/>, which EPUB readers reject")
 
