@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from . import dependencies, stage, writers
-from .book import Book
+from .book import Book, BookFormatError
+from .diagnostics import EditionError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,7 +37,11 @@ def write_one(fmt: str, site: Path, out: str | None, variant: str | None = None)
     if not (site / "book.json").is_file():
         print(f"error: {site}/book.json not found; build the site first (make html)", file=sys.stderr)
         return 1
-    book, options = Book.load(site), writers.load_options(site)
+    try:
+        book, options = Book.load(site), writers.load_options(site)
+    except BookFormatError as exc:
+        print(f"error: {site}/{exc}", file=sys.stderr)
+        return 1
     options.formats = [fmt]
     options.pdf_variant = variant or options.pdf_variant
     options.cache_dir = str(site.resolve().parent / ".cache" / "pdf-chunks")
@@ -44,6 +49,11 @@ def write_one(fmt: str, site: Path, out: str | None, variant: str | None = None)
     try:
         module = __import__(writers.WRITERS[fmt][0], fromlist=["write"])
         count = module.write(book, options, site, target)
+    except EditionError as exc:
+        for diag in exc.diagnostics({}):
+            print(diag, file=sys.stderr)
+        print(f"error: the {exc.edition} was not written; {target} is unchanged", file=sys.stderr)
+        return 1
     except Exception as exc:
         print(f"error: {fmt}: {dependencies.explain(exc) or exc}", file=sys.stderr)
         return 1

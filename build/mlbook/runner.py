@@ -83,7 +83,7 @@ class Format(logging.Formatter):
         return f"{record.levelname:<8}-  {record.getMessage()}"
 
 
-def _yaml_problem(exc: BaseException, name: str) -> str | None:
+def yaml_problem(exc: BaseException, name: str) -> str | None:
     """The diagnostic for a YAML syntax error behind a ConfigurationError, or None.
 
     The line is where the construct that failed began (a bracket never closed), else where PyYAML stopped.
@@ -134,7 +134,7 @@ def run(config_file: Path, site_dir: Path, strict: bool) -> int:
     try:
         cfg = mkdocs_config.load_config(config_file=str(config_file), site_dir=str(site_dir), strict=strict)
     except exceptions.ConfigurationError as exc:
-        print(_yaml_problem(exc, name) or str(Diagnostic(name, 1, "invalid configuration", str(exc))), file=sys.stderr)
+        print(yaml_problem(exc, name) or str(Diagnostic(name, 1, "invalid configuration", str(exc))), file=sys.stderr)
         return 1
     except exceptions.Abort as exc:
         print(f"mlbook: {exc.message}", file=sys.stderr)
