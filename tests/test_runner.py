@@ -87,3 +87,20 @@ def test_the_tree_walk_stops_at_cycles_and_finds_what_mkdocs_cannot_read(tmp_pat
         ("book/ext", "symlink outside the book"),
         ("book/gone.md", "broken symlink"),
     ]
+
+
+def test_the_command_line_says_an_unforeseen_error_in_one_line(monkeypatch, capsys):
+    from mlbook import __main__ as cli
+    from mlbook import stage
+
+    def fail(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", "site/.old")
+
+    monkeypatch.setattr(stage, "build", fail)
+    monkeypatch.delenv("MLBOOK_DEBUG", raising=False)
+    assert cli.run(["build", "--site", "site"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "internal error: PermissionError: [Errno 13] Permission denied: 'site/.old' "
+        "(MLBOOK_DEBUG=1 shows the traceback)\n"
+    )

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+import traceback
 from pathlib import Path
 
 from . import dependencies, stage, writers
 from .book import Book, BookFormatError
-from .diagnostics import EditionError
+from .diagnostics import DEBUG_HINT, EditionError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,5 +63,19 @@ def write_one(fmt: str, site: Path, out: str | None, variant: str | None = None)
     return 0
 
 
+def run(argv: list[str] | None = None) -> int:
+    """main, with anything unforeseen said in one line (MLBOOK_DEBUG=1 adds the traceback)."""
+    try:
+        return main(argv)
+    except KeyboardInterrupt:
+        print("mlbook: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # no traceback reaches the user unasked
+        if os.environ.get("MLBOOK_DEBUG", "") not in ("", "0", "false"):
+            traceback.print_exc()
+        print(f"internal error: {type(exc).__name__}: {exc} ({DEBUG_HINT})", file=sys.stderr)
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

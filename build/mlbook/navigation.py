@@ -31,7 +31,9 @@ def outline(item, site_only: set[str]):
             return None
         return ("page", item.title or item.file.name, item.file.src_uri, unquote(item.url))
     if item.is_section:
-        return ("section", item.title, [o for o in (outline(c, site_only) for c in item.children) if o])
+        children = [o for o in (outline(c, site_only) for c in item.children) if o]
+        # A section of external links or site-only pages has nothing to print; one written empty (`[]`) keeps its title.
+        return ("section", item.title, children) if children or not item.children else None
     return None
 
 
