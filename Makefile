@@ -11,7 +11,7 @@ export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help book html pdf epub serve lint test test-fast bench check-links-external clean setup
+.PHONY: help book html pdf epub serve lint test test-fast coverage bench check-links-external clean setup
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -56,6 +56,13 @@ test: lint ## Everything CI runs: lint, then the whole test suite
 
 test-fast: $(VENV)/.test ## Unit tests only (no full book build); run before each commit
 	$(PY) -m pytest -m "not slow"
+
+coverage: $(VENV)/.test ## Line coverage of test-fast per module, PDF worker processes included (.cache/coverage/)
+	@mkdir -p .cache/coverage
+	$(PY) -m coverage erase
+	$(PY) -m coverage run -m pytest -m "not slow" -q
+	$(PY) -m coverage combine -q
+	$(PY) -m coverage report
 
 check-links-external: $(VENV)/.test ## Check every http(s) link in book/ (needs network; not part of make test)
 	$(PY) -m mlbook.tools.extlinks book

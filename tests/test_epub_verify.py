@@ -43,8 +43,8 @@ def test_a_clean_book_passes_and_a_part_of_only_its_index_is_a_plain_nav_link(tm
             Section("P", "1", 1, Chapter("P", "p/index.md", "p/", "part", "I", 1)),
         ]
     )
-    out = tmp_path / "t.epub"
-    assert epub.write(book, options(), site, out) == 2
+    assert epub.write(book, options(), site, tmp_path) == 2
+    out = tmp_path / "downloads" / "t.epub"
     nav = zipfile.ZipFile(out).read("EPUB/nav.xhtml").decode()
     assert "<ol/>" not in nav and 'href="p-index.xhtml">P</a>' in nav
     assert verify.check(out, {}) == []
@@ -121,13 +121,14 @@ def test_each_rule_is_named_for_its_chapter(tmp_path):
 def test_a_violation_is_a_diagnostic_at_the_chapter_line_and_the_old_epub_stays(tmp_path, monkeypatch):
     site = site_with(tmp_path, {"": '<p>See <a href="#a%zz">this</a>.</p>'})
     book = Book([Chapter("Home", "index.md", "", "front", level=1)])
-    out = tmp_path / "t.epub"
+    out = tmp_path / "downloads" / "t.epub"
+    out.parent.mkdir()
     out.write_bytes(b"previous epub")
     # Simulate a rewrite that forgot an id: the link keeps a fragment no element has.
     monkeypatch.setattr(chapters.ids, "element_id", lambda raw: raw)
     with pytest.raises(EditionError) as caught:
-        epub.write(book, options(), site, out)
+        epub.write(book, options(), site, tmp_path)
     assert out.read_bytes() == b"previous epub"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["site", "t.epub"]
+    assert sorted(p.name for p in out.parent.iterdir()) == ["t.epub"]
     [diag] = caught.value.diagnostics({"index.md": "# Home\n\nSee [this](#a%zz).\n"})
     assert str(diag).startswith("book/index.md:3: invalid link fragment: the href 'index.xhtml#a%zz'")

@@ -62,6 +62,28 @@ def element_id(raw: str) -> str:
     return "".join(c if c in SAFE_ID_CHARS else f"_{ord(c):x}_" for c in raw)
 
 
+ESCAPE = re.compile(r"_([0-9a-f]{1,6})_")
+
+
+def original_id(safe: str) -> str:
+    """The element id as the site page spells it, from its element_id spelling (the inverse of element_id).
+
+    Used where only the safe spelling is at hand (a PDF destination) and a link must point at the site page.
+    An id that was already safe is returned unchanged; one that only looks escaped (``x_20_y`` written so in the
+    source) would be read back as ``x y``, a spelling no heading id generator produces.
+
+    >>> original_id("_6807__9898_"), original_id("fn:_40__23_"), original_id("model-parallelism")
+    ('标题', 'fn:@#', 'model-parallelism')
+    """
+
+    def char(m: re.Match) -> str:
+        code = int(m.group(1), 16)
+        return chr(code) if code <= 0x10FFFF and chr(code) not in SAFE_ID_CHARS else m.group(0)
+
+    raw = ESCAPE.sub(char, safe)
+    return raw if raw != safe and element_id(raw) == safe else safe
+
+
 def is_safe_name(name: str) -> bool:
     """Whether name (a slug, or a file name stem) uses only the slug alphabet."""
     return SAFE_NAME.fullmatch(name) is not None

@@ -14,6 +14,7 @@ from ...diagnostics import EditionError
 from ...options import Options
 from ...provenance import as_datetime
 from ..outputs import atomic_path
+from ..registry import book_file
 from ..styles import epub_css
 from . import cover, verify
 from .chapters import EpubError, chapter_html, file_name, section_html, toc
@@ -80,11 +81,12 @@ def _repack(src: Path, dst: Path, epoch: int) -> None:
             zout.writestr(info, zin.read(name))
 
 
-def write(book: Book, options: Options, site_dir: Path, out: Path) -> int:
-    """Write the EPUB to out atomically and return the number of XHTML documents of the book in it.
+def write(book: Book, options: Options, site_dir: Path, out_dir: Path) -> int:
+    """Write the EPUB to ``out_dir/downloads/<output_name>.epub`` atomically; return its number of XHTML documents.
 
-    Raises EditionError with one finding per violation verify.check finds; out is then left as it was.
+    Raises EditionError with one finding per violation verify.check finds; the file is then left as it was.
     """
+    out = Path(out_dir) / book_file(options, ".epub")
     eb = build(book, options, Path(site_dir))
     docs = {file_name(p): p.src_uri for p in book.pages()}
     with atomic_path(out) as tmp, atomic_path(Path(str(out) + ".raw")) as raw:

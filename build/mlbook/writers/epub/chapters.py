@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import posixpath
 from pathlib import Path
-from urllib.parse import quote
 
 from ebooklib import epub
 from lxml import html as lhtml
@@ -13,7 +12,7 @@ from lxml.html import builder as E
 from ... import ids
 from ...book import Book, Chapter, Entry, Section
 from ...html import article as articles
-from ...html import links
+from ...html import links, offsite
 from ...html.printable import make_printable
 from ...options import Options
 
@@ -51,7 +50,7 @@ def _rewrite(book: Book, chapter: Chapter, art, options: Options, images: dict[s
         if isinstance(el.tag, str) and el.get("id"):
             el.set("id", ids.element_id(el.get("id")))
     by_url = book.by_url()
-    for a in art.iter("a"):
+    for a in list(art.iter("a")):
         href = a.get("href")
         if not href:
             continue
@@ -60,8 +59,7 @@ def _rewrite(book: Book, chapter: Chapter, art, options: Options, images: dict[s
         if target.kind == "page" and target.url in by_url:
             a.set("href", file_name(by_url[target.url]) + frag)
         elif target.kind in ("page", "file"):
-            site_frag = f"#{quote(target.fragment)}" if target.fragment else ""
-            a.set("href", options.site_url.rstrip("/") + "/" + quote(target.url) + site_frag)
+            offsite.point(a, target, options)
     taken = {name.lower() for name in images.values()}
     for img in art.iter("img"):
         target = links.resolve(chapter.url, img.get("src") or "")
