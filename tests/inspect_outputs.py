@@ -68,6 +68,17 @@ def pdf_internal_links(path: Path) -> tuple[list[str], set[str]]:
     return wanted, set(reader.named_destinations)
 
 
+def pdf_link_actions(path: Path) -> list[dict[str, str]]:
+    """The action of each link that leaves the document: its /S (/URI or /GoToR) with /URI, or /F and /D."""
+    out = []
+    for page in PdfReader(str(path)).pages:
+        for ref in page.get("/Annots") or []:
+            action = ref.get_object().get("/A")
+            if action is not None and action.get("/S") in ("/URI", "/GoToR"):
+                out.append({str(k): str(v) for k, v in action.items() if k in ("/S", "/URI", "/F", "/D")})
+    return out
+
+
 def pdf_text(path: Path) -> str:
     """The text layer of every page."""
     return "\n".join(page.extract_text() or "" for page in PdfReader(str(path)).pages)

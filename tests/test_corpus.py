@@ -14,13 +14,24 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
 import inspect_outputs
 from conftest import FIXTURES, build_site, require_java
-from inspect_outputs import epub_files, epub_nav, epubcheck, nav_entries, pdf_internal_links, pdf_outline
+from inspect_outputs import (
+    epub_files,
+    epub_nav,
+    epubcheck,
+    nav_entries,
+    pdf_internal_links,
+    pdf_link_actions,
+    pdf_outline,
+)
 from mlbook.book import Book
+from mlbook.writers import chapters, load_options
+from mlbook.writers.registry import chapter_file, chapters_with_pdf
 
 pytestmark = pytest.mark.slow
 
@@ -241,6 +252,66 @@ def case_an_empty_nav_section_and_one_of_external_links_only(c: Corpus):
     def check(site, out):
         outline = Book.load(site).outline()
         assert (1, "Empty section") in outline and "Elsewhere" not in {t for _, t in outline}
+
+    return check
+
+
+SITE = "https://corpus.example.org/"
+CJK_PAGE = "cjk/%E6%A0%87%E9%A2%98%E9%A1%B5/"  # cjk/标题页/, as a URL
+CJK_HEADING = "#%E6%95%B0%E6%8D%AE%E5%B9%B6%E8%A1%8C"  # #数据并行, the site page's own id
+
+
+@case("valid")
+def case_per_chapter_pdfs_of_nested_and_odd_named_chapters(c: Corpus):
+    # The pages come from the cases above: four-deep nesting, odd file names, a link to a CJK heading.
+    def check(site, out):
+        book = Book.load(site)
+        wanted = chapters_with_pdf(book)
+        names = sorted(p.name for p in (site / "downloads/chapters").iterdir())
+        assert names == sorted(f"{ch.slug}.pdf" for ch in wanted)
+        assert all(re.fullmatch(r"[a-z0-9_-]+\.pdf", n) for n in names), names
+        by_src = {ch.src_uri: ch for ch in wanted}
+        leaf = by_src["nest/two/three/four/leaf.md"]
+        assert pdf_outline(site / chapter_file(leaf)) == [(1, "1.1.1.1.1 Leaf"), (2, "Leaf section")]
+        for name in ODD:
+            odd = by_src[f"odd names/{name}"]
+            assert pdf_outline(site / chapter_file(odd))[0] == (1, odd.display_title), name
+        # Online (the book has a site_url): the site's URL of the CJK page and the site's own id of its heading.
+        uris = {a.get("/URI") for a in pdf_link_actions(site / chapter_file(by_src["cjk/from.md"]))}
+        assert {SITE + CJK_PAGE, SITE + CJK_PAGE + CJK_HEADING} <= uris
+        # Offline (no site_url): the sibling chapter PDF and the destination the book PDF gives the heading.
+        options = load_options(site)
+        options.site_url = ""
+        offline = site.parent / "offline"
+        chapters.write(book, options, site, offline)
+        cjk = by_src["cjk/标题页.md"]
+        actions = pdf_link_actions(offline / chapter_file(by_src["cjk/from.md"]))
+        assert {(a["/F"], a["/D"]) for a in actions} == {
+            (f"{cjk.slug}.pdf", cjk.slug),
+            (f"{cjk.slug}.pdf", f"{cjk.slug}--_6570__636e__5e76__884c_"),
+        }
+        _, defined = pdf_internal_links(offline / chapter_file(cjk))
+        assert {d for _, d in {(a["/F"], a["/D"]) for a in actions}} <= defined
+
+    return check
+
+
+@case("valid")
+def case_the_markdown_export_of_a_nested_book_with_odd_names(c: Corpus):
+    def check(site, out):
+        book, text = Book.load(site), (site / "llms.txt").read_text(encoding="utf-8")
+        links = re.findall(r"\]\((\S+?)\)", text)
+        assert all(link.startswith(SITE) and link.isascii() for link in links), links
+        paths = [unquote(urlsplit(link).path).removeprefix("/") for link in links]
+        assert paths == ["llms-full.txt", *[ch.url for ch in book.pages()]]
+        assert all((site / p).is_file() or (site / p / "index.html").is_file() for p in paths), paths
+        assert "## Interlude\n\n- [Between](https://corpus.example.org/between/): A page between two parts." in text
+        assert "\n  - 1.1.1 Level three\n    - 1.1.1.1 Level four\n      - [1.1.1.1.1 Leaf](" in text
+        assert f"({SITE}cjk/from/)" in text and f"({SITE}odd%20names/c%3Ad/)" in text
+        full = (site / "llms-full.txt").read_text(encoding="utf-8")
+        # Every entry's heading in nav order: each page's h1 numbered, a page-less section's generated heading.
+        assert re.findall(r"^# (.+)$", full, re.M) == ["Corpus", *[e.display_title for e in book.walk()]]
+        assert f"[数据并行]({SITE}{CJK_PAGE}{CJK_HEADING})" in full
 
     return check
 

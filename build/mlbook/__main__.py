@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 import traceback
 from pathlib import Path
 
 from . import dependencies, stage, writers
 from .book import Book, BookFormatError
-from .diagnostics import DEBUG_HINT, EditionError
+from .diagnostics import DEBUG_HINT, EditionError, debug
 
 
 def parser() -> argparse.ArgumentParser:
@@ -82,7 +81,7 @@ def run(argv: list[str] | None = None) -> int:
         print("mlbook: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # no traceback reaches the user unasked
-        if os.environ.get("MLBOOK_DEBUG", "") not in ("", "0", "false"):
+        if debug():
             traceback.print_exc()
         print(f"internal error: {type(exc).__name__}: {exc} ({DEBUG_HINT})", file=sys.stderr)
         return 1

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 
 # MkDocs' --strict counts warnings under the `mkdocs.` logger hierarchy only.
 LOGGER = logging.getLogger("mkdocs.plugins.mlbook")
 # Ends every `internal error:` line: how to see what the one line sums up.
 DEBUG_HINT = "MLBOOK_DEBUG=1 shows the traceback"
+
+
+def debug() -> bool:
+    """Whether MLBOOK_DEBUG asks for tracebacks."""
+    return os.environ.get("MLBOOK_DEBUG", "") not in ("", "0", "false")
 
 
 @dataclass(frozen=True, order=True)
@@ -41,6 +47,13 @@ class Finding:
     kind: str
     detail: str
     needle: str = ""
+
+
+class WriterError(RuntimeError):
+    """An edition could not be written for a reason its writer knows and says (a missing font, a refused URL...).
+
+    Any other exception from a writer is one nobody foresaw: the build says it as an ``internal error:`` line.
+    """
 
 
 class EditionError(RuntimeError):

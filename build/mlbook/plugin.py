@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import traceback
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -17,7 +18,7 @@ from .checks import source as source_checks
 from .checks import tree as tree_checks
 from .config import PluginConfig
 from .data import figures
-from .diagnostics import LOGGER, EditionError, Reporter, WarningCounter
+from .diagnostics import DEBUG_HINT, LOGGER, EditionError, Reporter, WarningCounter, WriterError, debug
 from .html.description import describe
 from .markdown import figures as figure_blocks
 from .markdown.datablocks import DataBlocks
@@ -216,7 +217,15 @@ class BookPlugin(BasePlugin[PluginConfig]):
             LOGGER.info("mlbook: the %s was not written; the previous one is kept", exc.edition)
             return
         except Exception as exc:  # a writer failed: strict must fail the build, with the reason
-            LOGGER.warning("mlbook: could not write the editions: %s", dependencies.explain(exc) or exc)
+            reason = dependencies.explain(exc)
+            if reason or isinstance(exc, WriterError):
+                LOGGER.warning("mlbook: could not write the editions: %s", reason or exc)
+            else:  # nobody foresaw it: one line, the traceback when asked
+                if debug():
+                    LOGGER.warning("%s", "".join(traceback.format_exception(exc)).rstrip())
+                LOGGER.warning(
+                    "internal error: %s: %s while writing the editions (%s)", type(exc).__name__, exc, DEBUG_HINT
+                )
             return
         site = Path(config.site_dir)
         downloads.fill_sizes(site, {key: size for r in results.values() for key, size in r["sizes"].items()})

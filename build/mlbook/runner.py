@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import faulthandler
 import logging
-import os
 import re
 import sys
 import traceback
@@ -22,16 +21,11 @@ from mkdocs import exceptions
 from mkdocs.commands import build as mkdocs_build
 
 from . import dependencies
-from .diagnostics import DEBUG_HINT, Diagnostic
+from .diagnostics import DEBUG_HINT, Diagnostic, debug
 
 CONFIG_VALUE = re.compile(r"Config value '(?P<key>[^']+)': (?P<detail>.*)", re.S)
 PAGE_ERROR = re.compile(r"Error (?:reading|building) page '(?P<page>[^']+)':")
 QUOTED = re.compile(r"['\"]([^'\"]{2,})['\"]")
-
-
-def debug() -> bool:
-    """Whether MLBOOK_DEBUG asks for tracebacks."""
-    return os.environ.get("MLBOOK_DEBUG", "") not in ("", "0", "false")
 
 
 def config_line(text: str, key: str, detail: str = "") -> int:

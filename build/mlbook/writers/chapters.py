@@ -15,6 +15,7 @@ from pypdf import PdfReader, PdfWriter
 from pypdf.generic import ArrayObject, ByteStringObject, Destination, Fit, NameObject, TextStringObject
 
 from ..book import Book
+from ..diagnostics import WriterError
 from ..options import Options
 from ..provenance import as_datetime
 from .chaptermap import BookMap, Entry, Resolver, Span
@@ -22,7 +23,7 @@ from .outputs import atomic_path
 from .registry import book_file, chapter_file, chapters_with_pdf
 
 
-class ChaptersError(RuntimeError):
+class ChaptersError(WriterError):
     """The per-chapter PDFs could not be cut; the message says why."""
 
 

@@ -126,7 +126,7 @@ def index(book: Book, options: Options, described: dict[str, str]) -> str:
             run.append(_entry(item, options, described.get(item.src_uri, "")))
             last = i + 1 == len(book.items) or isinstance(book.items[i + 1], Section)
             if last:
-                title = "Back matter" if not parts or i > parts[-1] else "Front matter" if i < parts[0] else "Interlude"
+                title = "Front matter" if not parts or i < parts[0] else "Back matter" if i > parts[-1] else "Interlude"
                 lines += [f"## {title}", "", *run, ""]
                 run = []
             continue

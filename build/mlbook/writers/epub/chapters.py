@@ -11,13 +11,14 @@ from lxml.html import builder as E
 
 from ... import ids
 from ...book import Book, Chapter, Entry, Section
+from ...diagnostics import WriterError
 from ...html import article as articles
 from ...html import links, offsite
 from ...html.printable import make_printable
 from ...options import Options
 
 
-class EpubError(RuntimeError):
+class EpubError(WriterError):
     """The EPUB could not be written; the message says why."""
 
 
