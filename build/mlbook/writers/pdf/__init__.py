@@ -6,6 +6,7 @@ import logging
 from pathlib import Path
 
 from ...book import Book
+from ...diagnostics import WriterError
 from ...options import Options
 from ..outputs import atomic_path
 from ..registry import book_file
@@ -14,7 +15,7 @@ from . import chunks, combine, fonts
 from .render import ConfinedFetcher, WarningCollector, fixed_font_dates, render_html
 
 
-class PdfError(RuntimeError):
+class PdfError(WriterError):
     """The PDF could not be written correctly; the message lists every problem."""
 
 
