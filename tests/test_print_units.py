@@ -15,7 +15,7 @@ import yaml
 from lxml import html as lhtml
 
 from mlbook.diagnostics import Reporter
-from mlbook.html import drawings, footnotes, svglabels, tex
+from mlbook.html import drawings, svglabels, tex
 from mlbook.writers.epub import chapters as epub_chapters
 from mlbook.writers.pdf import render
 
@@ -41,23 +41,6 @@ def book_extension_options(name: str) -> dict:
     raise AssertionError(f"{name} is not enabled in mkdocs.yml")
 
 
-# -- footnote ids (issue 24: a label of punctuation made EPUBCheck fail) ------------------------------
-
-
-def test_footnote_ids_and_links_become_url_safe_and_stay_paired():
-    page = markdown.markdown(
-        "A[^@#$%] b[^ok] c[^訳注].\n\n[^@#$%]: one\n[^ok]: two\n[^訳注]: three\n", extensions=["footnotes"]
-    )
-    safe = footnotes.safe_footnote_ids(page)
-    tree = lhtml.fragment_fromstring(safe, create_parent="div")
-    ids = {el.get("id") for el in tree.iter() if el.get("id")}
-    targets = {a.get("href")[1:] for a in tree.iter("a")}
-    assert targets <= ids  # every footnote link still lands on its note and back
-    assert all(c.isascii() and (c.isalnum() or c in ":._-") for name in ids for c in name), ids
-    assert {"fn:ok", "fnref:ok"} <= ids  # a plain label is kept as it is
-    assert footnotes.safe_label("@#$%") != footnotes.safe_label("_40232425")  # encoded and plain never collide
-
-
 # -- EPUB image sizes (rstudio/bookdown#766: width="50%" is not an integer) ----------------------------
 
 
@@ -76,6 +59,11 @@ def test_a_missing_snippet_fails_the_build_instead_of_printing_nothing(tmp_path)
     md = markdown.Markdown(extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": options})
     with pytest.raises(Exception, match="not-there.py"):
         md.convert('```python\n--8<-- "not-there.py"\n```\n')
+
+    # facelessuser/pymdown-extensions#1682: a missing file included by an included file failed silently.
+    (tmp_path / "outer.md").write_text('--8<-- "inner-missing.md"\n')
+    with pytest.raises(Exception, match="inner-missing.md"):
+        md.reset().convert('--8<-- "outer.md"\n')
 
 
 # -- drawings that cannot print fail the build, naming the line -----------------------------------------

@@ -21,7 +21,6 @@ from .data import figures
 from .diagnostics import DEBUG_HINT, LOGGER, EditionError, Reporter, WarningCounter, WriterError, debug
 from .html import drawings
 from .html.description import describe
-from .html.footnotes import safe_footnote_ids
 from .markdown import figures as figure_blocks
 from .markdown.datablocks import DataBlocks
 from .markdown.scriptlinks import add_download_links
@@ -236,9 +235,8 @@ class BookPlugin(BasePlugin[PluginConfig]):
             LOGGER.info(line)
 
     def on_page_content(self, html, page, config, files):
-        """Make footnote ids URL-safe, draw math and diagrams at build time, and describe the page for previews."""
+        """Draw math and diagrams at build time; give every page a description for search engines and previews."""
         src_uri = page.file.src_uri
-        html = safe_footnote_ids(html)
         html = drawings.prepare_page(
             html,
             page.url,
