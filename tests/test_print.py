@@ -121,22 +121,17 @@ def test_table_rows_shorter_than_a_third_of_a_page_are_never_split(print_site, p
 
 def _colour_boxes(png, colour=(0x39, 0x49, 0xAB)) -> list[tuple[int, int]]:
     """(width, height) in pixels of each vertical band of rows that hold the colour, top to bottom."""
+    import numpy as np
     from PIL import Image
 
-    img = Image.open(png).convert("RGB")
-    w, h = img.size
-    px = img.load()
-    near = lambda c: all(abs(a - b) < 12 for a, b in zip(c, colour, strict=True))  # noqa: E731
-    bands, current = [], None
-    for y in range(h):
-        xs = [x for x in range(w) if near(px[x, y])]
-        if xs:
-            current = current or [min(xs), max(xs), y, y]
-            current[0], current[1], current[3] = min(current[0], min(xs)), max(current[1], max(xs)), y
-        elif current:
-            bands.append((current[1] - current[0] + 1, current[3] - current[2] + 1))
-            current = None
-    return bands
+    mask = (np.abs(np.asarray(Image.open(png).convert("RGB"), dtype=int) - colour) < 12).all(axis=2)
+    rows = np.flatnonzero(mask.any(axis=1))
+    bands = np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1) if rows.size else []
+    boxes = []
+    for band in bands:
+        cols = np.flatnonzero(mask[band[0] : band[-1] + 1].any(axis=0))
+        boxes.append((int(cols[-1] - cols[0] + 1), int(band[-1] - band[0] + 1)))
+    return boxes
 
 
 def test_image_width_and_height_attributes_both_apply(print_site, pdf, tmp_path):
