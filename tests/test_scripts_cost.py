@@ -80,16 +80,18 @@ def test_table_has_days_on_the_gpu_count():
         "--flops-per-token", str(F), "--tokens", "200e9", "--gpus", "64", "--gpu", "H100", "2.50", "989.4", "0.40"
     )
     assert proc.returncode == 0, proc.stderr
-    assert "7,668 GPU-hours" in proc.stdout and "5.0 days on 64 GPUs" in proc.stdout
+    assert "7,668 GPU-hours, $19,169 for the budget" in proc.stdout and "5.0 days on 64 GPUs" in proc.stdout
 
 
 @pytest.mark.parametrize(
     ("gpu", "message"),
     [
         (["A", "2.5", "989.4", "40"], "MFU is a fraction of peak in (0, 1], got 40; did you mean 0.4?"),
-        (["A", "0", "989.4", "0.4"], "price per GPU-hour must be > 0"),
+        (["A", "0", "989.4", "0.4"], "price per GPU-hour must be a finite number > 0"),
         (["A", "2.5", "lots", "0.4"], "must be numbers"),
         (["A", "2.5", "989.4", "-0.1"], "MFU must be in (0, 1]"),
+        (["A", "nan", "989.4", "0.4"], "price per GPU-hour must be a finite number > 0"),
+        (["A", "2.5", "inf", "0.4"], "peak TFLOPS must be a finite number > 0"),
     ],
 )
 def test_bad_candidate_is_refused_with_exit_2(gpu, message):
@@ -97,3 +99,10 @@ def test_bad_candidate_is_refused_with_exit_2(gpu, message):
     assert proc.returncode == 2
     assert message in proc.stderr
     assert proc.stdout == "" and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("flops", ["inf", "nan", "0"])
+def test_non_finite_flops_per_token_is_refused_with_exit_2(flops):
+    proc = run("--flops-per-token", flops, "--gpu", "A", "2.5", "989.4", "0.4")
+    assert proc.returncode == 2
+    assert "--flops-per-token must be a finite number > 0" in proc.stderr and "Traceback" not in proc.stderr

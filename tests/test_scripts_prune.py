@@ -113,3 +113,25 @@ def test_no_match_is_reported_not_an_error(tmp_path: Path):
     proc = run(tmp_path, "--delete")
     assert proc.returncode == 0
     assert "nothing to do" in proc.stderr and (tmp_path / "notes.txt").exists()
+
+
+def test_default_pattern_matches_whole_names_only(tmp_path: Path):
+    """A staging or backup copy is neither one of the last N nor deleted: keep-last 1 keeps the real newest."""
+    for name in ("checkpoint-1000", "checkpoint-1100", "tmp-checkpoint-1200", "checkpoint-1100.old"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "step_900.pt").write_bytes(b"\0")
+    proc = run(tmp_path, "--keep-last", "1", "--delete")
+    assert proc.returncode == 0, proc.stderr
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == ["checkpoint-1100", "checkpoint-1100.old", "tmp-checkpoint-1200"], proc.stdout
+
+
+def test_megatron_tracker_file_protects_its_iteration(tmp_path: Path):
+    for step in (100, 200, 300, 400):
+        (tmp_path / f"iter_{step:07d}").mkdir()
+    (tmp_path / "latest_checkpointed_iteration.txt").write_text("200\n")  # e.g. after a rollback
+    proc = run(tmp_path, "--keep-last", "1", "--delete", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in tmp_path.glob("iter_*")) == ["iter_0000200", "iter_0000400"]
+    entries = {e["step"]: e for e in json.loads(proc.stdout)["entries"]}
+    assert entries[200]["reasons"] == ["latest"]

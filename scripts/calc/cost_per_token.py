@@ -26,7 +26,8 @@ Requirements
     Python 3.9+, standard library only.
 
 Exit codes
-    0 success, 2 usage error (for example an MFU given in percent instead of as a fraction).
+    0 success, 2 usage error (for example an MFU given in percent instead of as a fraction, or a price,
+    peak or FLOPs count that is zero, negative, inf or nan).
 
 License: Apache-2.0 (see scripts/LICENSE).
 """
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -43,10 +45,10 @@ EXIT_OK, EXIT_USAGE = 0, 2
 def candidate_errors(name: str, price: float, peak: float, mfu: float) -> list[str]:
     """Reasons why one --gpu entry cannot be used (empty when it can)."""
     errors = []
-    if price <= 0:
-        errors.append(f"{name}: price per GPU-hour must be > 0, got {price:g}")
-    if peak <= 0:
-        errors.append(f"{name}: peak TFLOPS must be > 0, got {peak:g}")
+    if not (math.isfinite(price) and price > 0):
+        errors.append(f"{name}: price per GPU-hour must be a finite number > 0, got {price:g}")
+    if not (math.isfinite(peak) and peak > 0):
+        errors.append(f"{name}: peak TFLOPS must be a finite number > 0, got {peak:g}")
     if 1 < mfu <= 100:
         errors.append(f"{name}: MFU is a fraction of peak in (0, 1], got {mfu:g}; did you mean {mfu / 100:g}?")
     elif not 0 < mfu <= 1:
@@ -114,10 +116,10 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[tuple[str, f
     """Parse arguments; return (args, candidates, errors)."""
     args = build_parser().parse_args(argv)
     errors, candidates = [], []
-    if not args.flops_per_token > 0:
-        errors.append(f"--flops-per-token must be > 0, got {args.flops_per_token:g}")
-    if not args.tokens > 0 or args.gpus < 0:
-        errors.append("--tokens must be > 0 and --gpus >= 0")
+    if not (math.isfinite(args.flops_per_token) and args.flops_per_token > 0):
+        errors.append(f"--flops-per-token must be a finite number > 0, got {args.flops_per_token:g}")
+    if not (math.isfinite(args.tokens) and args.tokens > 0) or args.gpus < 0:
+        errors.append(f"--tokens must be a finite number > 0 and --gpus >= 0, got {args.tokens:g} and {args.gpus}")
     for name, *numbers in args.gpu:
         try:
             price, peak, mfu = (float(x) for x in numbers)
@@ -142,7 +144,7 @@ def print_table(rows: list[dict], args: argparse.Namespace) -> None:
             f"{r['cost_per_1e9_tokens']:>10.2f}{r['relative_cost']:>9.3f}{r['break_even_mfu']:>16.3f}"
         )
     for r in rows:
-        line = f"{r['name']}: {r['gpu_hours_budget']:,.0f} GPU-hours, {r['cost_budget']:,.0f} for the budget"
+        line = f"{r['name']}: {r['gpu_hours_budget']:,.0f} GPU-hours, ${r['cost_budget']:,.0f} for the budget"
         if args.gpus:
             line += f", {r['gpu_hours_budget'] / args.gpus / 24:.1f} days on {args.gpus} GPUs"
         print(line)

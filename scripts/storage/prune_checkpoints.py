@@ -8,12 +8,17 @@ Purpose
     each one, keep or delete:
       keep   the newest --keep-last complete checkpoints;
       keep   every checkpoint whose step is a multiple of --keep-every (milestones), and any step in --keep;
-      keep   the target of a ``latest`` symlink, or the name written in a ``latest`` text file (the
-             convention of DeepSpeed and others), even when the policy would delete it;
+      keep   the target of any symlink in the folder (``latest``, ``best``), the name written in a ``latest``
+             text file (DeepSpeed's convention), and the iteration in Megatron-LM's
+             ``latest_checkpointed_iteration.txt``, even when the policy would delete it;
       keep   incomplete checkpoints (with --complete-marker: folders without the marker file inside); they are
              never counted as "last" and never deleted, because the newest one may still be being written;
       delete everything else.
     Without --delete it only prints the plan.  Symlinked entries are reported and never followed or removed.
+    The default --pattern matches whole names only (``global_step1200``, ``checkpoint-1200``, ``step_1200``,
+    ``iter_0001200``, optionally with .pt/.pth/.bin/.ckpt/.safetensors), so a staging or backup copy such as
+    ``tmp-checkpoint-1200`` or ``global_step1200.old`` is never counted among the last N nor deleted.  A pattern
+    of your own is searched anywhere in the name: anchor it with ^ and $ to match whole names.
 
 Usage
     python prune_checkpoints.py /ckpt/run1 --keep-last 3 --keep-every 10000                 # dry run
@@ -37,12 +42,14 @@ import json
 import os
 import re
 import shutil
+import stat
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-DEFAULT_PATTERN = r"(?:global_step|checkpoint|step|iter)[-_]?(\d+)"
+DEFAULT_PATTERN = r"^(?:global_step|checkpoint|step|iter)[-_]?(\d+)(?:\.(?:pt|pth|bin|ckpt|safetensors))?$"
+MEGATRON_TRACKER = "latest_checkpointed_iteration.txt"  # Megatron-LM: the number of the newest saved iteration
 
 
 @dataclass
@@ -64,22 +71,34 @@ class Entry:
 
 
 def sizes(path: Path) -> tuple[int, int]:
-    """Return (apparent bytes, allocated bytes) of a file or folder tree, without following symlinks."""
+    """Return (apparent bytes, allocated bytes) of a file or folder tree, without following symlinks.
+
+    Entries that vanish or cannot be read during the walk (a save in progress renames its temporary files)
+    are skipped, so the sizes are a lower bound then; they only feed the report, never a decision.
+    """
     total = disk = 0
     stack = [path]
     while stack:
         p = stack.pop()
-        st = p.lstat()
-        total += st.st_size if not p.is_dir() or p.is_symlink() else 0
-        disk += getattr(st, "st_blocks", 0) * 512
-        if p.is_dir() and not p.is_symlink():
-            stack.extend(p.iterdir())
+        try:
+            st = p.lstat()
+            is_dir = stat.S_ISDIR(st.st_mode)
+            total += 0 if is_dir else st.st_size
+            disk += getattr(st, "st_blocks", 0) * 512
+            if is_dir:
+                stack.extend(p.iterdir())
+        except OSError:
+            continue
     return total, disk
 
 
-def protected_names(root: Path) -> set[str]:
-    """Names that a ``latest`` symlink points at or a ``latest`` text file names (first line)."""
-    names = set()
+def protected_names(root: Path) -> tuple[set[str], set[int]]:
+    """Return the protected (names, steps) of ``root``.
+
+    Names: the targets of its symlinks and the first line of a ``latest`` text file.  Steps: the number in
+    Megatron-LM's ``latest_checkpointed_iteration.txt`` (which may also say ``release``: nothing protected).
+    """
+    names, steps = set(), set()
     for p in root.iterdir():
         if p.is_symlink():
             names.add(Path(os.readlink(p)).name)
@@ -88,7 +107,12 @@ def protected_names(root: Path) -> set[str]:
         first = latest.read_text(errors="replace").strip().splitlines()
         if first:
             names.add(Path(first[0].strip()).name)
-    return names
+    tracker = root / MEGATRON_TRACKER
+    if tracker.is_file():
+        text = tracker.read_text(errors="replace").strip()
+        if text.isdigit():
+            steps.add(int(text))
+    return names, steps
 
 
 def scan(root: Path, pattern: re.Pattern, marker: str | None) -> list[Entry]:
@@ -106,7 +130,14 @@ def scan(root: Path, pattern: re.Pattern, marker: str | None) -> list[Entry]:
     return sorted(entries, key=lambda e: (e.step, e.name))
 
 
-def decide(entries: list[Entry], keep_last: int, keep_every: int, keep_steps: set[int], protected: set[str]) -> None:
+def decide(
+    entries: list[Entry],
+    keep_last: int,
+    keep_every: int,
+    keep_steps: set[int],
+    protected: set[str],
+    protected_steps: frozenset[int] = frozenset(),
+) -> None:
     """Fill ``reasons`` of every entry in place (an empty list means delete).  Order of rules: see the docstring."""
     complete = [e for e in entries if e.complete and not e.symlink]
     for e in complete[-keep_last:]:
@@ -120,7 +151,7 @@ def decide(entries: list[Entry], keep_last: int, keep_every: int, keep_steps: se
             e.reasons.append(f"every-{keep_every}")
         if e.step in keep_steps:
             e.reasons.append("--keep")
-        if e.name in protected:
+        if e.name in protected or e.step in protected_steps:
             e.reasons.append("latest")
 
 
@@ -142,7 +173,7 @@ def remove(root: Path, entries: list[Entry]) -> list[str]:
 
 
 def human(n: int) -> str:
-    """Bytes as GB/MB/KB with decimal units (1 GB = 1e9 bytes)."""
+    """Bytes as GB/MB/kB with decimal units (1 GB = 1e9 bytes)."""
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
@@ -175,7 +206,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--keep-last", type=int, default=3, help="newest complete checkpoints to keep (default 3)")
     p.add_argument("--keep-every", type=int, default=0, help="keep steps that are multiples of M (default 0: off)")
     p.add_argument("--keep", type=int, nargs="*", default=[], help="steps to keep whatever the policy says")
-    p.add_argument("--pattern", default=DEFAULT_PATTERN, help="regex with one group capturing the step number")
+    p.add_argument(
+        "--pattern",
+        default=DEFAULT_PATTERN,
+        help="regex with one group capturing the step number, searched in each name (default: whole names "
+        "global_step<N>, checkpoint-<N>, step_<N>, iter_<N>, optionally .pt/.pth/.bin/.ckpt/.safetensors)",
+    )
     p.add_argument("--complete-marker", help="file that exists inside a finished checkpoint folder, e.g. COMPLETE")
     p.add_argument("--delete", action="store_true", help="actually delete (default: print the plan only)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
@@ -207,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     if not entries:
         print(f"prune_checkpoints.py: no entry of {args.root} matches {args.pattern!r}; nothing to do", file=sys.stderr)
         return EXIT_OK
-    decide(entries, args.keep_last, args.keep_every, set(args.keep), protected_names(args.root))
+    names, steps = protected_names(args.root)
+    decide(entries, args.keep_last, args.keep_every, set(args.keep), names, frozenset(steps))
     errors = remove(args.root, entries) if args.delete else []
     if args.json:
         print(json.dumps({"root": str(args.root), "deleted": args.delete, "entries": [asdict(e) for e in entries]}))

@@ -23,7 +23,8 @@ Initialisation
     RMSNorm weights start at 1.  ``--head-std`` gives the untied LM head its own std (torchtitan's Llama 3 uses
     hidden^-0.5).  ``--residual-scale`` shrinks the two projections that write into the residual stream (o_proj,
     down_proj): ``layers`` divides their std by sqrt(2 * layers) (GPT-2, Megatron-LM), ``depth`` by
-    sqrt(2 * (layer index + 1)) (torchtitan's ``depth_init``).
+    sqrt(2 * (layer index + 1)) (torchtitan's ``depth_init``; torchtitan also gives the MLP's up projection
+    that std, which this script leaves at init_std).
 
 Loss at initialisation
     The final RMSNorm gives each position a vector of RMS 1, so every logit is a sum of d terms with variance
@@ -156,10 +157,13 @@ def param_formula(cfg: Config) -> dict[str, int]:
 
 
 def flops_per_token(cfg: Config, params: int) -> dict[str, float]:
-    """Training FLOPs per token: 6*N plus the attention term 6*L*seq*h*e (scores and values, fwd + bwd).
+    """Training FLOPs per token: 6*N plus the attention term 6*L*seq*h*e (forward + backward).
 
-    N here is every parameter, embedding included (say so when you quote an MFU); Kaplan et al. (2020)
-    count non-embedding parameters and 6*L*n_ctx*d_attn for attention.
+    The attention term is Kaplan et al.'s (2020) 2*L*n_ctx*d_attn forward FLOPs, x3 for training, the
+    default of flops_mfu.py; PaLM (Chowdhery et al. 2022, appendix B) counts both attention matmuls
+    (QK^T and scores times V) over the full context and gets twice this, 12*L*seq*h*e.  N here is every
+    parameter, embedding included (say so when you quote an MFU); Kaplan et al. count non-embedding
+    parameters only.
     """
     dense = 6.0 * params
     attention = 6.0 * cfg.layers * cfg.seq * cfg.heads * cfg.dim_head
