@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, require, script_env
+from conftest import ROOT, require, require_torch, script_env
 
 SCRIPTS = ROOT / "scripts"
 FAKES = ROOT / "tests" / "fakes"
@@ -28,6 +28,7 @@ XID_SCAN = SCRIPTS / "debug" / "xid_scan.py"
 IB_PORT_CHECK = SCRIPTS / "network" / "ib_port_check.py"
 HANG_TRIAGE = SCRIPTS / "debug" / "hang_triage.py"
 NODE_PAIR_SWEEP = SCRIPTS / "network" / "node_pair_sweep.py"
+GPU_SMOKE = SCRIPTS / "gpu_smoke.sh"
 
 
 def run(args: list, timeout: float = 60, **env: str) -> subprocess.CompletedProcess:
@@ -354,3 +355,58 @@ def test_node_pair_sweep_needs_two_nodes():
 def test_fakes_are_executable():
     for name in ("dmesg", "ibstat", "ibv_devinfo", "ib_write_bw", "all_reduce_perf"):
         assert os.access(FAKES / name, os.X_OK), name
+
+
+# --------------------------------------------------------------------------- gpu_smoke.sh
+
+
+def test_gpu_smoke_runs_the_cpu_path_and_lists_what_it_skipped():
+    """On this CPU machine: every script's CPU/gloo twin runs and passes; every CUDA path is listed as skipped."""
+    require_torch()
+    proc = run(["bash", GPU_SMOKE, "--cpu"], timeout=900, PYTHON=sys.executable)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert not [line for line in lines if line.startswith("FAIL")], proc.stdout
+    ok = [line.split()[1] for line in lines if line.startswith("ok ")]
+    assert len(ok) == 12 and "compute/matmul_flops.py" in ok and "network/collective_bench.py" in ok, proc.stdout
+    (skipped,) = [line for line in lines if line.startswith("# skipped CUDA paths")]
+    for path in (
+        "compute/matmul_flops.py [fp8]",
+        "network/collective_bench.py [nccl]",
+        "debug/memory_report.py [cuda]",
+    ):
+        assert path in skipped, skipped
+    assert sum(line.startswith("# not run here: ") for line in lines) == 5, proc.stdout
+    assert lines[-1].startswith("# gpu_smoke: 12 ok, 0 failed, 15 CUDA paths skipped"), lines[-1]
+
+
+def test_gpu_smoke_gpu_command_lines_parse():
+    """--dry-run --gpu checks every GPU command line with its script's own parser, on a machine without a GPU."""
+    require_torch()
+    proc = run(["bash", GPU_SMOKE, "--dry-run", "--gpu"], PYTHON=sys.executable)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    commands = [line for line in proc.stdout.splitlines() if line.startswith("args ok ")]
+    assert len(commands) == 15, proc.stdout
+    assert all(("cuda" in c or "nccl" in c or "numa_bind" in c) for c in commands), proc.stdout
+
+
+def test_gpu_smoke_dry_run_catches_a_bad_command_line(tmp_path: Path):
+    """Planted fault: one entry with a flag its script does not have must fail the dry run."""
+    require_torch()
+    copy = tmp_path / "scripts"
+    copy.mkdir()
+    for folder in ("compute", "debug", "network", "training"):
+        (copy / folder).symlink_to(SCRIPTS / folder)
+    text = GPU_SMOKE.read_text().replace("--device cuda --mib 512", "--device cuda --mebibytes 512")
+    (copy / "gpu_smoke.sh").write_text(text)
+    proc = run(["bash", copy / "gpu_smoke.sh", "--dry-run", "--gpu"], PYTHON=sys.executable)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (bad,) = [line for line in proc.stdout.splitlines() if line.startswith("BAD ")]
+    assert "memory_report.py" in bad and "unrecognized arguments: --mebibytes 512" in bad, bad
+
+
+def test_gpu_smoke_bad_option_is_one_line_error():
+    one_line_error(run(["bash", GPU_SMOKE, "--frobnicate"]))
+    proc = run(["bash", GPU_SMOKE], PYTHON="/nonexistent/python")
+    one_line_error(proc)
+    assert "Python not found" in proc.stderr
