@@ -11,7 +11,7 @@ export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help book html pdf epub serve lint test test-fast coverage bench check-links-external clean setup
+.PHONY: help book html pdf epub serve lint test test-fast coverage bench gpu-smoke check-links-external clean setup
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -63,6 +63,9 @@ coverage: $(VENV)/.test ## Line coverage of test-fast per module, PDF worker pro
 	$(PY) -m coverage run -m pytest -m "not slow" -q
 	$(PY) -m coverage combine -q
 	$(PY) -m coverage report
+
+gpu-smoke: $(VENV)/.test ## Every script's CUDA/NCCL path, small, on one GPU (CPU/gloo path without one); SMOKE_PYTHON=python with CUDA torch
+	PYTHON=$${SMOKE_PYTHON:-$(abspath $(PY))} bash scripts/gpu_smoke.sh
 
 check-links-external: $(VENV)/.test ## Check every http(s) link in book/ (needs network; not part of make test)
 	$(PY) -m mlbook.tools.extlinks book

@@ -101,7 +101,7 @@ def nested_site() -> Path:
 
 
 # Modules that run real programs (torchrun, SLURM, fio, a browser): integration tests, left out of test-fast.
-INTEGRATION_MODULES = {"test_scripts_run", "test_scripts_toolkit", "test_slurm"}
+INTEGRATION_MODULES = {"test_scripts_run", "test_scripts_toolkit", "test_scripts_cluster", "test_slurm"}
 
 
 def pytest_collection_modifyitems(config, items):
