@@ -11,7 +11,7 @@ from pathlib import Path
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File
 
-from . import checks, dependencies, editions, figures, generated, provenance, sourcecheck
+from . import calcblock, checks, dependencies, editions, figures, generated, provenance, sourcecheck
 from .book import Book, from_outline
 from .config import Options, PluginConfig
 from .diagnostics import LOGGER, Reporter, WarningCounter, line_of
@@ -141,6 +141,10 @@ class BookPlugin(BasePlugin[PluginConfig]):
         source = f"{Path(config.docs_dir).name}/{page.file.src_uri}"
         sourcecheck.check(self.sources.get(page.file.src_uri, markdown), source, self.root, self.reporter)
         markdown = self._expand_figures(markdown, page.file.src_uri, source)
+        text, calc_dir = self.sources.get(page.file.src_uri, markdown), self.root / "scripts" / "calc"
+        markdown = calcblock.expand(
+            markdown, page.file.src_uri, page.url, config.site_url or "", text, self.reporter, calc_dir
+        )
         return add_download_links(markdown, page.file.src_uri)
 
     def _expand_figures(self, markdown: str, src_uri: str, source: str) -> str:

@@ -5,13 +5,17 @@ from __future__ import annotations
 from lxml import html as lhtml
 from lxml.html import builder as E
 
+from .calcblock import drop_live_forms
+
 
 def make_printable(article: lhtml.HtmlElement) -> lhtml.HtmlElement:
     """Rewrite, in place, the interactive parts of a Material article into static HTML and return it.
 
     Content tabs become one section per tab (label as a title, every tab in order); collapsible blocks become
-    admonitions with their title; radio inputs and labels that only drive the tabs disappear.
+    admonitions with their title; radio inputs and labels that only drive the tabs disappear. Calculator forms
+    disappear too; their worked tables stay (calcblock.py).
     """
+    drop_live_forms(article)
     for tabset in list(article.cssselect("div.tabbed-set")):
         _linearize_tabs(tabset)
     for details in list(article.iter("details")):

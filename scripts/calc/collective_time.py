@@ -25,8 +25,9 @@ Formula (nccl-tests semantics, https://github.com/NVIDIA/nccl-tests/blob/master/
 Links
     --link NAME takes busbw from a row of the book's interconnect table (book/data/interconnects.yaml,
     copied below; --list-links prints it): the row's peak per-direction figure, counted as the row
-    says (per GPU, per port, per instance...).  A measured busbw is lower: NCCL reaches roughly 80-90%
-    of a link's peak on large messages.  Give --busbw with your own nccl-tests number when you have one.
+    says (per GPU, per port, per instance...).  A measured busbw is lower than the peak (protocol and
+    packet overheads); measure yours with nccl-tests or scripts/network/collective_bench.py and give it
+    with --busbw.
 
 Input
     Numbers are plain decimals (7, 0.5, 1e9), checked to lie in the stated range, so a typo is refused
