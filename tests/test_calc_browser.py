@@ -13,7 +13,10 @@ from __future__ import annotations
 import functools
 import importlib.util
 import itertools
+import math
 import os
+import random
+import struct
 import threading
 from collections.abc import Iterator
 from decimal import Decimal
@@ -472,6 +475,45 @@ def test_tofixed_rounding_fails_the_comparison(pages, name):
     assert len(bad) >= 8, bad
     if name == "kv-cache":  # 2^26 bytes = 0.0625 GiB: Python prints 0.062, toFixed(3) 0.063
         assert any("'gib': '0.062'" in line and "'gib': '0.063'" in line for line in bad), bad[:3]
+
+
+def format_values() -> list[float]:
+    """Doubles for the formatting test: exact ties at 2, 3 and 4 decimals, awkward magnitudes, random bit patterns."""
+    rng = random.Random(27)
+    xs = [0.0, -0.0, 0.125, 0.375, 2.5, 1.005, 1e16, 1e15, 1e21, 1e22, 1e-5, 1e-4, 5e-324, 1.7976931348623157e308]
+    xs += [k / 8 for k in range(-40, 400)] + [k / 16 for k in range(1, 200, 2)] + [k / 32 for k in range(1, 200, 2)]
+    xs += [9.9995, 99999.5, 9.999995, 0.00012345650000000001, 1.96875, 0.96875, 76562.5]
+    for _ in range(600):
+        xs.append(struct.unpack("d", struct.pack("Q", rng.getrandbits(63)))[0])
+        xs.append(rng.random() * 10 ** rng.randint(-10, 30))
+        xs.append(rng.randint(0, 2**60) * 2.0 ** rng.randint(-80, 20))
+    return [x for x in xs if math.isfinite(x)]
+
+
+def test_formatting_matches_python_digit_for_digit(pages):
+    xs = format_values()
+    got = pages["page"]["kv-cache"].evaluate(
+        """(xs) => { const F = window.MLCalcFormat;
+             return xs.map((x) => [F.fixed(x, 2), F.fixed(x, 3), F.fixed(x, 4), F.exponent(x, 4), F.general(x),
+                                   F.general(x, 6), F.repr(x), Number.isInteger(x) ? F.integer(x) : ""]); }""",
+        xs,
+    )
+    want = [
+        [
+            f"{x:.2f}",
+            f"{x:.3f}",
+            f"{x:.4f}",
+            f"{x:.4e}",
+            f"{x:g}",
+            f"{x:.6g}",
+            repr(x),
+            str(int(x)) if x.is_integer() else "",
+        ]
+        for x in xs
+    ]
+    bad = [(x, g, w) for x, g, w in zip(xs, got, want, strict=True) if g != w]
+    assert bad == [], bad[:5]
+    assert got[xs.index(0.125)][0] == "0.12"  # ties to even, where toFixed gives 0.13
 
 
 # --------------------------------------------------------------------------- the form as a reader uses it

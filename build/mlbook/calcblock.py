@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import calcrun, links
 from .calcforms import CALCULATORS, NO_LINK, Calculator, Field
-from .diagnostics import Reporter, line_of
+from .diagnostics import Reporter, line_of, line_offset
 from .sourcecheck import fenced
 
 OPEN = re.compile(r"^///\s*calculator\s*\|\s*(?P<name>[\w-]+)\s*$")
@@ -45,7 +45,7 @@ def expand(
     source, to find line numbers. A defect is reported as ``book/<src_uri>:LINE: calculator: ...`` and leaves
     the block's first line visible.
     """
-    lines, out, i, count = markdown.split("\n"), [], 0, 0
+    lines, out, i, count, cursor = markdown.split("\n"), [], 0, 0, 0
     in_code = fenced(lines)
     while i < len(lines):
         match = None if in_code[i] else OPEN.match(lines[i])
@@ -53,6 +53,9 @@ def expand(
             out.append(lines[i])
             i += 1
             continue
+        # The block's line in the raw source (front matter may shift it); later blocks are searched after it.
+        first = line_of(text, lines[i], start=cursor)
+        cursor = line_offset(text, first)
         end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == "///"), None)
         try:
             if end is None:
@@ -67,7 +70,7 @@ def expand(
             out += ["", html, ""]
             i = end + 1
         except BlockError as exc:
-            reporter.report(f"book/{src_uri}", line_of(text, lines[exc.index].strip()), "calculator", str(exc))
+            reporter.report(f"book/{src_uri}", first + exc.index - i, "calculator", str(exc))
             out.append(lines[i])
             i += 1
     return "\n".join(out)
