@@ -11,13 +11,13 @@ export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help book html pdf epub serve lint test test-fast bench check-links-external clean setup
+.PHONY: help book html pdf epub serve lint test test-fast coverage bench check-links-external clean setup
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
 $(VENV)/.book: pyproject.toml requirements/constraints.txt
-	@$(PYTHON) build/mlbook/preflight.py
+	@$(PYTHON) build/mlbook/tools/preflight.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "error: could not create $(VENV); install python3-venv" >&2; exit 1; }
 	@$(PIP) -e '.[book]' || { echo "error: installing the book's Python packages failed (see pip's message above)" >&2; exit 1; }
 	@touch $@
@@ -57,11 +57,18 @@ test: lint ## Everything CI runs: lint, then the whole test suite
 test-fast: $(VENV)/.test ## Unit tests only (no full book build); run before each commit
 	$(PY) -m pytest -m "not slow"
 
+coverage: $(VENV)/.test ## Line coverage of test-fast per module, PDF worker processes included (.cache/coverage/)
+	@mkdir -p .cache/coverage
+	$(PY) -m coverage erase
+	$(PY) -m coverage run -m pytest -m "not slow" -q
+	$(PY) -m coverage combine -q
+	$(PY) -m coverage report
+
 check-links-external: $(VENV)/.test ## Check every http(s) link in book/ (needs network; not part of make test)
-	$(PY) -m mlbook.extlinks book
+	$(PY) -m mlbook.tools.extlinks book
 
 bench: $(VENV)/.test ## Speed and memory of each build stage vs baselines (real + synthetic books; several minutes)
-	$(PY) -m mlbook.bench
+	$(PY) -m mlbook.tools.bench
 
 clean: ## Remove build outputs and caches (site/, .cache/), nothing else
 	rm -rf -- site .site.old .site.staging .cache

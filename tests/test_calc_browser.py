@@ -1,8 +1,8 @@
 """The four live calculators in headless Chromium, compared with the tested scripts to the last printed digit.
 
 Each page is loaded once and its own JavaScript (MLCalc.compute) evaluates a grid of several hundred argument lists
-in one call; the same lists run through the script's main() in-process (mlbook.calcrun). The grids hold valid inputs,
-exact rounding ties (counted: ties where rounding half to even and JavaScript's toFixed disagree) and refused
+in one call; the same lists run through the script's main() in-process (mlbook.data.calcrun). The grids hold valid
+inputs, exact rounding ties (counted: ties where rounding half to even and JavaScript's toFixed disagree) and refused
 inputs. Planted one-digit changes of each page's formula, and toFixed in place of the page's rounding, must make the
 comparison fail. Further tests type into the forms with the keyboard, check the labels, and check that a phone-wide
 page (390 px) does not scroll sideways. Every request must stay on 127.0.0.1.
@@ -27,8 +27,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from conftest import ROOT, require
-from mlbook import calcrun
-from mlbook.calcforms import CALCULATORS, COLLECTIVE_TIME, FLOPS_MFU, KV_CACHE, TRAINING_MEMORY
+from mlbook.data import calcrun
+from mlbook.data.calcforms import CALCULATORS, COLLECTIVE_TIME, FLOPS_MFU, KV_CACHE, TRAINING_MEMORY
 
 pytestmark = pytest.mark.slow
 

@@ -1,5 +1,5 @@
 """The calculators of scripts/calc/ in-process: collective_time's links and algorithms, every script's refusals,
-the output reader of mlbook.calcrun, and the rounding rule the web calculators copy."""
+the output reader of mlbook.data.calcrun, and the rounding rule the web calculators copy."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from mlbook import calclinks, calcrun
-from mlbook.calcforms import CALCULATORS, COLLECTIVE_TIME, FLOPS_MFU, KV_CACHE, TRAINING_MEMORY
+from mlbook.data import calcrun
+from mlbook.data.calcforms import CALCULATORS, COLLECTIVE_TIME, FLOPS_MFU, KV_CACHE, TRAINING_MEMORY
+from mlbook.tools import calclinks
 
 CALC_DIR = ROOT / "scripts" / "calc"
 COLLECTIVE = calcrun.module(COLLECTIVE_TIME, CALC_DIR)
@@ -27,7 +28,7 @@ def test_link_table_equals_the_interconnect_data():
     rows = calclinks.rows(ROOT)
     assert len(rows) >= 20
     assert COLLECTIVE.LINKS == rows
-    # And the block is what the generator writes (so `python -m mlbook.calclinks` changes nothing).
+    # And the block is what the generator writes (so `python -m mlbook.tools.calclinks` changes nothing).
     text = (ROOT / calclinks.SCRIPT).read_text(encoding="utf-8")
     assert calclinks.rewrite(text, rows) == text
 

@@ -6,10 +6,11 @@ import lxml.html
 import pytest
 
 from conftest import ROOT
-from mlbook import calcblock, calcrun
-from mlbook.calcforms import CALCULATORS, KV_CACHE
+from mlbook.data import calcrun
+from mlbook.data.calcforms import CALCULATORS, KV_CACHE
 from mlbook.diagnostics import Reporter
-from mlbook.printable import make_printable
+from mlbook.html.printable import make_printable
+from mlbook.markdown import calcblock
 
 CALC_DIR = ROOT / "scripts" / "calc"
 PAGE = "misc/calculators/kv-cache/"

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import lxml.html
 import pytest
 
-from mlbook.calcforms import CALCULATORS
+from mlbook.data.calcforms import CALCULATORS
 
 pytestmark = pytest.mark.slow
 
@@ -139,7 +139,7 @@ def test_every_image_has_alt_text(pages):
 
 
 def test_calculator_pages_are_scanned_and_their_scripts_reach_no_host(pages, real_site):
-    # The live calculators (build/mlbook/calcblock.py) run their own JavaScript: it must come from the site and
+    # The live calculators (build/mlbook/markdown/calcblock.py) run their own JavaScript: it must come from the site and
     # must not open a connection anywhere (no URL, fetch, XHR, WebSocket, beacon or dynamic import).
     for name in CALCULATORS:
         _, doc = pages[f"misc/calculators/{name}/index.html"]

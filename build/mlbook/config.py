@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 from mkdocs.config import base
 from mkdocs.config import config_options as c
+
+from .writers import FORMATS
 
 
 class PluginConfig(base.Config):
@@ -13,8 +13,8 @@ class PluginConfig(base.Config):
 
     enabled = c.Type(bool, default=True)
     """Write the PDF and EPUB after the site build. `make serve` turns this off for fast previews."""
-    formats = c.ListOfItems(c.Choice(("pdf", "epub")), default=["pdf", "epub"])
-    """Which downloadable editions to write."""
+    formats = c.ListOfItems(c.Choice(tuple(FORMATS)), default=[n for n, f in FORMATS.items() if f.default])
+    """Which editions to write (the names of writers.FORMATS); one left out is offered nowhere on the site."""
     output_name = c.Type(str, default="ml-engineering-book")
     """File name stem of the editions, written to `site/downloads/<output_name>.pdf|.epub`."""
     subtitle = c.Type(str, default="Training and serving large models at scale")
@@ -31,29 +31,3 @@ class PluginConfig(base.Config):
     """Worker processes that render the PDF in chunks; 0 = one per CPU (at most 4), 1 = one document in-process."""
     keywords = c.ListOfItems(c.Type(str), default=["machine learning", "LLM", "GPU", "distributed training"])
     """Keywords written into the PDF and EPUB metadata."""
-
-
-@dataclass
-class Options:
-    """What the writers need, independent of MkDocs (stored in book.json's companion options.json)."""
-
-    title: str
-    author: str
-    subtitle: str
-    language: str
-    identifier: str
-    keywords: list[str]
-    output_name: str
-    formats: list[str]
-    site_url: str
-    repo_url: str
-    copyright: str
-    edition: str
-    epoch: int
-    pdf_workers: int = 0
-    pdf_variant: str = ""
-    cache_dir: str = ""
-
-    def to_dict(self) -> dict:
-        """Plain dict for JSON."""
-        return asdict(self)

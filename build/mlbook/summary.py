@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from .book import Book
-from .sourcecheck import fenced
+from .markdown.fences import fenced
 
 WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".svg", ".gif", ".webp"}
 
 
 def prose_words(markdown: str) -> int:
@@ -20,6 +22,13 @@ def prose_words(markdown: str) -> int:
     )
 
 
+def count_images(site: Path) -> int:
+    """The book's own images and figures in the built site, not the theme's assets."""
+    return sum(
+        1 for p in site.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES and p.relative_to(site).parts[0] != "assets"
+    )
+
+
 def summary(book: Book, sources: dict[str, str], results: dict, scripts: int, images: int, warnings: int) -> str:
     """Summary lines of a build: what the book contains and what was written."""
     words = sum(prose_words(sources.get(c.src_uri, "")) for c in book.pages())
@@ -28,7 +37,11 @@ def summary(book: Book, sources: dict[str, str], results: dict, scripts: int, im
         f"mlbook: {len(book.parts)} parts, {chapters} chapters, {len(book.pages())} pages of site content",
         f"mlbook: {words:,} words of prose, {scripts} scripts, {images} images, {warnings} warnings",
     ]
-    for fmt, r in results.items():
-        unit = "pages" if fmt == "pdf" else "documents"
-        lines.append(f"mlbook: {fmt.upper()} {r['count']} {unit}, {r['bytes'] / 1e6:.1f} MB, {r['seconds']:.1f} s")
+    for r in results.values():
+        if r["skipped"]:
+            lines.append(f"mlbook: {r['title']} not written: {r['skipped']}")
+        else:
+            lines.append(
+                f"mlbook: {r['title']} {r['count']} {r['unit']}, {r['bytes'] / 1e6:.1f} MB, {r['seconds']:.1f} s"
+            )
     return "\n".join(lines)

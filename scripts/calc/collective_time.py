@@ -65,7 +65,7 @@ NUMBER = re.compile(rf"[ \t]*[+-]?{DECIMAL}[ \t]*")
 WHOLE = re.compile(r"[ \t]*[+-]?[0-9]{1,20}[ \t]*")
 BYTES = re.compile(rf"[ \t]*({DECIMAL})[ \t]*([kKmMgGtT]?)(?:[iI]?[bB])?[ \t]*")
 
-# BEGIN LINKS: generated from book/data/interconnects.yaml by `python -m mlbook.calclinks`; a test keeps them equal.
+# BEGIN LINKS: generated from book/data/interconnects.yaml by `python -m mlbook.tools.calclinks`; tested equal.
 # name: (peak per-direction bandwidth in GB/s = 10^9 bytes/s, what the figure counts, source)
 LINKS = {
     "PCIe 3.0 x16": (

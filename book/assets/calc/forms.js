@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: AGPL-3.0-or-later
-// Binds each calculator form of a page (form.mlbook-calc-live, written by build/mlbook/calcblock.py) to
+// Binds each calculator form of a page (form.mlbook-calc-live, written by build/mlbook/markdown/calcblock.py) to
 // MLCalc.compute: on every keystroke the form's fields become the script's argument list, exactly as
-// build/mlbook/calcrun.py builds it, and the results, the refusal and the command line are redrawn.
+// build/mlbook/data/calcrun.py builds it, and the results, the refusal and the command line are redrawn.
 (function (root) {
   "use strict";
 
