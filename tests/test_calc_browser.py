@@ -1,39 +1,36 @@
 """The four live calculators in headless Chromium, compared with the tested scripts to the last printed digit.
 
-Each page is loaded once and its own JavaScript (MLCalc.compute) evaluates a grid of several hundred argument lists
-in one call; the same lists run through the script's main() in-process (mlbook.data.calcrun). The grids hold valid
-inputs, exact rounding ties (counted: ties where rounding half to even and JavaScript's toFixed disagree) and refused
-inputs. Planted one-digit changes of each page's formula, and toFixed in place of the page's rounding, must make the
-comparison fail. Further tests type into the forms with the keyboard, check the labels, and check that a phone-wide
-page (390 px) does not scroll sideways. Every request must stay on 127.0.0.1.
+One Chromium (conftest.chromium, shared with test_site_browser) opens the four pages once. Each page receives the
+grid of its calculator (several hundred argument lists) and its own JavaScript (MLCalc.compute) evaluates the whole
+grid in one call; the same lists run through the script's main() in-process (mlbook.data.calcrun). The grids hold
+valid inputs, exact rounding ties (counted: ties where rounding half to even and JavaScript's toFixed disagree) and
+refused inputs. Planted one-digit changes of each page's formula, and toFixed in place of the page's rounding, run
+in a copy of formulas.js beside the page's own and must make the comparison fail. Further tests type into the forms
+with the keyboard, check the labels, and check that a phone-wide page (390 px) does not scroll sideways. Every
+request must stay on 127.0.0.1; the search index is answered with an empty one (these tests do not search).
 """
 
 from __future__ import annotations
 
 import functools
-import importlib.util
 import itertools
+import json
 import math
-import os
 import random
 import struct
-import threading
 from collections.abc import Iterator
 from decimal import Decimal
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-from conftest import ROOT, require
+from conftest import ROOT
 from mlbook.data import calcrun
 from mlbook.data.calcforms import CALCULATORS, COLLECTIVE_TIME, FLOPS_MFU, KV_CACHE, TRAINING_MEMORY
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 CALC_DIR = ROOT / "scripts" / "calc"
 PAGES = {name: f"misc/calculators/{name}/" for name in CALCULATORS}
 TIMEOUT_MS = 15_000
@@ -41,7 +38,8 @@ REQUESTS: list[str] = []
 
 # Run every case in the page; with `ties`, also note for each case how many printed numbers were exact ties at
 # their last digit with an even digit before the 5 (where half to even and toFixed's half away from zero differ).
-EVALUATE = """({name, cases, ties}) => {
+EVALUATE = """({name, ties}) => {
+  const cases = window.mlbookGrid.cases;
   const F = window.MLCalcFormat;
   const fixed = F.fixed;
   let count = 0;
@@ -66,10 +64,33 @@ EVALUATE = """({name, cases, ties}) => {
 }"""
 
 
-# The link table of a freshly run formulas.js, from the page's link options (as forms.js does on load).
-SET_LINKS = """() => { const links = {};
+# A copy of formulas.js (source: its text, perhaps with a planted change) run beside the page's own, on a root of
+# its own (the page's MLCalc stays untouched), with the page's link table, toFixed in place of the page's rounding
+# when asked. It evaluates the page's grid and stops after `stop` cases that differ from the script's; each is
+# returned with what the copy computed (a thrown error counts as a difference), for Python to check again.
+DIFFER = """({name, source, toFixed, stop}) => {
+  const {cases, expected} = window.mlbookGrid;
+  const F = window.MLCalcFormat;
+  const root = {MLCalcFormat: toFixed ? Object.assign({}, F, {fixed: (x, d) => x.toFixed(d)}) : F};
+  new Function("window", "globalThis", source)(root, root);
+  const links = {};
   for (const o of document.querySelectorAll('option[data-gbps]')) links[o.value] = Number(o.dataset.gbps);
-  window.MLCalc.setLinks(links); }"""
+  root.MLCalc.setLinks(links);
+  const text = (r) => r.error !== undefined ? "E" + r.error
+    : r.values !== undefined ? "V" + JSON.stringify(Object.entries(r.values).sort()) : "T" + r.threw;
+  const found = [];
+  for (let i = 0; i < cases.length && found.length < stop; i += 1) {
+    let got;
+    try {
+      const r = root.MLCalc.compute(name, cases[i]);
+      got = r.error ? {error: r.error} : {values: r.values};
+    } catch (err) {
+      got = {threw: String(err)};
+    }
+    if (text(got) !== text(expected[i])) found.push([i, got]);
+  }
+  return found;
+}"""
 
 
 # --------------------------------------------------------------------------- the grids
@@ -344,45 +365,22 @@ def reference(name: str) -> tuple[list[list[str]], list[dict]]:
 # --------------------------------------------------------------------------- fixtures
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the base class's name
-        pass
+@pytest.fixture(scope="module")
+def formulas(real_site: Path) -> str:
+    """The text of the built site's formulas.js."""
+    return (real_site / "assets" / "calc" / "formulas.js").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
-def server(real_site: Path) -> Iterator[str]:
-    handler = functools.partial(_QuietHandler, directory=str(real_site))
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    require(importlib.util.find_spec("playwright") is not None, "playwright is not installed (pip install -e .[test])")
-    require(CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
-@pytest.fixture(scope="module")
-def pages(browser, server) -> Iterator[dict]:
-    """Each calculator page, loaded once for the whole module (a page load costs seconds on a busy machine)."""
-    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+def pages(chromium, site_server, real_site) -> Iterator[dict]:
+    """Each calculator page, loaded once for the whole module and given its grid and the script's answers."""
+    ctx = chromium.new_context(viewport={"width": 1280, "height": 800})
     ctx.set_default_timeout(TIMEOUT_MS)
     ctx.on("request", lambda request: REQUESTS.append(request.url))
+    # Material's search worker would index the whole book on every page load; these pages get an empty index.
+    config = json.loads((real_site / "search" / "search_index.json").read_text(encoding="utf-8"))["config"]
+    empty = json.dumps({"config": config, "docs": []})
+    ctx.route("**/search/search_index.json", lambda route: route.fulfill(body=empty, content_type="application/json"))
     loaded, errors = {}, {}
     try:
         for name, path in PAGES.items():
@@ -390,19 +388,21 @@ def pages(browser, server) -> Iterator[dict]:
             errors[name] = []
             page.on("pageerror", lambda e, name=name: errors[name].append(str(e)))
             page.on("console", lambda m, name=name: m.type == "error" and errors[name].append(m.text))
-            response = page.goto(server + path, wait_until="load")
+            response = page.goto(site_server + path, wait_until="load")
             assert response is not None and response.ok, path
             page.wait_for_function("() => Boolean(window.MLCalc && window.MLCalc.compute && window.MLCalc.init)")
+            cases, expected = reference(name)
+            page.evaluate("(grid) => { window.mlbookGrid = grid; }", {"cases": cases, "expected": expected})
             loaded[name] = page
         yield {"page": loaded, "errors": errors}
     finally:
         ctx.close()
 
 
-def mismatches(page, name: str, ties: bool = True) -> tuple[list[str], list[int]]:
+def mismatches(page, name: str) -> tuple[list[str], list[int]]:
     """Cases where the page and the script differ (one line each), and the per-case count of discriminating ties."""
     cases, expected = reference(name)
-    got = page.evaluate(EVALUATE, {"name": name, "cases": cases, "ties": ties})
+    got = page.evaluate(EVALUATE, {"name": name, "ties": True})
     bad = [
         f"{' '.join(argv)}\n    script: {want}\n    page:   {have}"
         for argv, want, (have, _) in zip(cases, expected, got, strict=True)
@@ -411,11 +411,20 @@ def mismatches(page, name: str, ties: bool = True) -> tuple[list[str], list[int]
     return bad, [ties for _, ties in got]
 
 
+def differing(page, name: str, source: str, to_fixed: bool = False, stop: int = 1) -> list[tuple[int, dict]]:
+    """Up to `stop` cases where a copy of formulas.js (source) differs from the script; each checked here too."""
+    _, expected = reference(name)
+    found = page.evaluate(DIFFER, {"name": name, "source": source, "toFixed": to_fixed, "stop": stop})
+    # The page's comparison found them; Python's must agree (a comparison that always differs proves nothing).
+    assert all(got != expected[i] for i, got in found), found
+    return [(i, got) for i, got in found]
+
+
 # --------------------------------------------------------------------------- the comparison
 
 
 @pytest.mark.parametrize("name", sorted(CALCULATORS))
-def test_page_prints_the_scripts_numbers(pages, name):
+def test_page_prints_the_scripts_numbers(pages, name, formulas):
     cases, expected = reference(name)
     assert len(cases) >= 200
     refusals = [r["error"] for r in expected if "error" in r]
@@ -427,14 +436,25 @@ def test_page_prints_the_scripts_numbers(pages, name):
     assert sum(1 for t in ties if t) >= 8, f"only {sum(1 for t in ties if t)} cases print a discriminating tie"
     printed = [v for r in expected if "values" in r for v in r["values"].values()]
     assert not [v for v in printed if "nan" in v.lower() or "inf" in v.lower()]
+    # The unchanged copy that the planted tests run agrees on every case (so a difference there is the plant's).
+    assert differing(pages["page"][name], name, formulas, stop=len(cases)) == []
 
 
 PLANTS = {
-    # One digit of each page's formula, changed in the page's copy of formulas.js.
-    "training-memory": ["const master = w !== 4 ? 4 : 0;", "perSbh = 2.0;", "perSbh = sequenceParallel ? 34.0 / t"],
-    "kv-cache": ["const shape = [2, a.layers, a.kv_heads, a.head_dim];"],
-    "flops-mfu": ["6.0 * (a.params * 1e9)", "(2.0 * a.params * 1e9 + attention / 3)"],
-    "collective-time": ["(2.0 * (ranks - 1)) / ranks", "2 * (BigInt(ranks).toString(2).length - 1)"],
+    # One digit of each page's formula, changed in a copy of formulas.js.
+    "training-memory": [
+        "const master = w !== 4 ? 4 : 0;",
+        "perSbh = 2.0;",
+        "perSbh = sequenceParallel ? 34.0 / t",
+        'const states = optimizer === "adam" ? 8 : 4;',
+    ],
+    "kv-cache": ["const shape = [2, a.layers, a.kv_heads, a.head_dim];", "F.fixed(total / GIB, 3)"],
+    "flops-mfu": ["6.0 * (a.params * 1e9)", "(2.0 * a.params * 1e9 + attention / 3)", "(peak * 1e12)"],
+    "collective-time": [
+        "(2.0 * (ranks - 1)) / ranks",
+        "2 * (BigInt(ranks).toString(2).length - 1)",
+        "steps(op, ranks, algorithm) * latencyUs * 1e-6",
+    ],
 }
 
 
@@ -447,34 +467,19 @@ def _plant(text: str) -> str:
 
 
 @pytest.mark.parametrize(("name", "snippet"), [(n, s) for n, snippets in PLANTS.items() for s in snippets])
-def test_a_planted_one_digit_change_fails_the_comparison(pages, real_site, name, snippet):
-    source = (real_site / "assets" / "calc" / "formulas.js").read_text(encoding="utf-8")
-    assert source.count(snippet) == 1, f"the snippet to plant is not unique in formulas.js: {snippet}"
-    page = pages["page"][name]
-    # Running a changed copy of the page's formulas.js replaces MLCalc.compute; the original is restored after.
-    page.add_script_tag(content=source.replace(snippet, _plant(snippet)))
-    page.evaluate(SET_LINKS)
-    try:
-        bad, _ = mismatches(page, name, ties=False)
-    finally:
-        page.add_script_tag(content=source)
-        page.evaluate(SET_LINKS)
-    assert bad, f"planting {_plant(snippet)!r} left every case equal: the grid does not cover it"
-    assert mismatches(page, name, ties=False)[0] == []
+def test_a_planted_one_digit_change_fails_the_comparison(pages, formulas, name, snippet):
+    assert formulas.count(snippet) == 1, f"the snippet to plant is not unique in formulas.js: {snippet}"
+    found = differing(pages["page"][name], name, formulas.replace(snippet, _plant(snippet)))
+    assert found, f"planting {_plant(snippet)!r} left every case equal: the grid does not cover it"
 
 
 @pytest.mark.parametrize("name", sorted(CALCULATORS))
-def test_tofixed_rounding_fails_the_comparison(pages, name):
-    page = pages["page"][name]
-    page.evaluate("() => { window.MLCalcFormat.roundedFixed = window.MLCalcFormat.fixed; }")
-    page.evaluate("() => { window.MLCalcFormat.fixed = (x, d) => x.toFixed(d); }")
-    try:
-        bad, _ = mismatches(page, name, ties=False)
-    finally:
-        page.evaluate("() => { window.MLCalcFormat.fixed = window.MLCalcFormat.roundedFixed; }")
-    assert len(bad) >= 8, bad
+def test_tofixed_rounding_fails_the_comparison(pages, formulas, name):
+    cases, expected = reference(name)
+    found = differing(pages["page"][name], name, formulas, to_fixed=True, stop=len(cases))
+    assert len(found) >= 8, found
     if name == "kv-cache":  # 2^26 bytes = 0.0625 GiB: Python prints 0.062, toFixed(3) 0.063
-        assert any("'gib': '0.062'" in line and "'gib': '0.063'" in line for line in bad), bad[:3]
+        assert any(expected[i]["values"]["gib"] == "0.062" and got["values"]["gib"] == "0.063" for i, got in found)
 
 
 def format_values() -> list[float]:
@@ -550,6 +555,9 @@ READ_FORM = """() => {
       .filter((o) => o.value !== '').map((o) => [o.dataset.key, o.value])),
     command: form.querySelector('.mlbook-calc-command code').textContent,
     resultsHidden: form.querySelector('.mlbook-calc-results').hidden,
+    invalid: [...form.querySelectorAll('[aria-invalid="true"]')].map((el) => el.name),
+    describedByError: [...form.querySelectorAll('[data-flag]')]
+      .filter((el) => (el.getAttribute('aria-describedby') || '').split(' ').includes(error.id)).map((el) => el.name),
   };
 }"""
 RESET_FORM = """() => { const form = document.querySelector('form.mlbook-calc-live'); form.reset();
@@ -582,11 +590,23 @@ def test_typing_updates_results_and_refusals(pages, name):
             if refused_flag:
                 assert want.error and f"argument {refused_flag}:" in want.error
                 assert shown["error"] == want.error and shown["resultsHidden"] and shown["values"] == {}
+                # The refused field, and only it, is marked invalid and described by the refusal.
+                field = refused_flag.removeprefix("--")
+                assert shown["invalid"] == [field] and shown["describedByError"] == [field], shown
             else:
                 assert shown["error"] is None and not shown["resultsHidden"] and shown["values"] == want.values
+                assert shown["invalid"] == [] and shown["describedByError"] == [], shown
     finally:
         page.evaluate(RESET_FORM)
     assert pages["errors"][name] == []
+
+
+@pytest.mark.parametrize("name", sorted(CALCULATORS))
+def test_every_refusal_of_the_grid_points_at_a_field(pages, name):
+    refusals = sorted({r["error"] for r in reference(name)[1] if "error" in r})
+    flags = {f.flag for f in CALCULATORS[name].fields}
+    named = pages["page"][name].evaluate("(errors) => errors.map((e) => window.MLCalc.refusedFlags(e))", refusals)
+    assert [(e, f) for e, f in zip(refusals, named, strict=True) if not f or not set(f) <= flags] == []
 
 
 def test_the_page_opens_with_the_blocks_example_computed(pages):

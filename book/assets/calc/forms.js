@@ -36,6 +36,31 @@
       .join(" ");
   }
 
+  // The flags a refusal names: the one of "argument --flag: ...", else those after "missing", else every one named.
+  function refusedFlags(error) {
+    const text = error.slice(error.indexOf(": error: ") + 9);
+    const argument = /^argument (--[\w-]+)/.exec(text);
+    if (argument) return [argument[1]];
+    const missing = text.indexOf("missing");
+    return (missing >= 0 ? text.slice(missing) : text).match(/--[\w-]+/g) || [];
+  }
+
+  // Marks the refused fields aria-invalid and points them at the refusal, so a screen reader says why.
+  function markInvalid(form, error) {
+    const flags = error ? refusedFlags(error) : [];
+    const message = form.querySelector(".mlbook-calc-error");
+    for (const el of form.querySelectorAll("[data-flag]")) {
+      const note = el.dataset.note || (el.dataset.note = el.getAttribute("aria-describedby") || "");
+      if (!el.disabled && flags.includes(el.dataset.flag)) {
+        el.setAttribute("aria-invalid", "true");
+        el.setAttribute("aria-describedby", `${note} ${message.id}`.trim());
+      } else {
+        el.removeAttribute("aria-invalid");
+        el.setAttribute("aria-describedby", note);
+      }
+    }
+  }
+
   function redraw(form) {
     const args = argvOf(form);
     const result = root.MLCalc.compute(form.dataset.calc, args);
@@ -50,6 +75,7 @@
     form.querySelector(".mlbook-calc-results").hidden = Boolean(result.error);
     form.querySelector(".mlbook-calc-command code").textContent = shellJoin(["python3", form.dataset.script, ...args]);
     form.classList.toggle("mlbook-calc-refused", Boolean(result.error));
+    markInvalid(form, result.error);
   }
 
   function bind(form) {
@@ -68,7 +94,7 @@
     for (const form of document.querySelectorAll("form.mlbook-calc-live")) bind(form);
   }
 
-  root.MLCalc = Object.assign(root.MLCalc || {}, { argvOf, shellJoin, redraw, init });
+  root.MLCalc = Object.assign(root.MLCalc || {}, { argvOf, shellJoin, refusedFlags, redraw, init });
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
   else init();
   // Material's instant navigation (if switched on) swaps pages without a load event.

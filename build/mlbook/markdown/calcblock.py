@@ -159,7 +159,7 @@ def _form(calc, inputs, args, values, link_choices, script_href, prefix) -> str:
     for field in calc.fields:
         out.append(_control(calc, field, inputs, link_choices, f"{prefix}-{field.name}"))
     out.append("</fieldset>")
-    out.append('<p class="mlbook-calc-error" role="alert" hidden></p>')
+    out.append(f'<p class="mlbook-calc-error" id="{prefix}-error" role="alert" hidden></p>')
     out.append(_results(calc, values, live=True))
     out.append(
         f'<p class="mlbook-calc-command">The same numbers from the tested script '
