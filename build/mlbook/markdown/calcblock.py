@@ -253,7 +253,7 @@ def _print(calc, inputs, args, values, link_choices, page_url, site_url, script_
             shown = _options(field, link_choices).get(value, (value, ""))[0]
         else:
             shown = value if value != "" else "not given"
-        unit = f" ({field.unit})" if field.unit and field.kind in ("number", "whole") else ""
+        unit = f", in {field.unit}" if field.unit and field.kind in ("number", "whole") else ""
         rows.append(f"<tr><td>{escape(field.label + unit)}</td><td>{escape(shown)}</td></tr>")
     inputs_table = f"<table><thead><tr><th>Input</th><th>Value</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     live = site_url.rstrip("/") + "/" + page_url if site_url else ""
