@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -14,6 +19,16 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CACHE = ROOT / ".cache" / "tests"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--no-first-run",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def in_ci() -> bool:
@@ -98,6 +113,41 @@ def mini_site() -> Path:
 def nested_site() -> Path:
     """The nested fixture book (nested sections, an interlude, CJK and punctuation in file names) built once."""
     return _built(FIXTURES / "nested", "nested")
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_server(real_site: Path) -> Iterator[str]:
+    """The real built site over http on 127.0.0.1 (a free port), shared by the browser tests; the base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(real_site))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One headless Chromium (Debian's, never a downloaded one, through Playwright) for every browser test."""
+    require(importlib.util.find_spec("playwright") is not None, "playwright is not installed (pip install -e .[test])")
+    require(CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 # Modules that run real programs (torchrun, SLURM, fio, a browser): integration tests, left out of test-fast.

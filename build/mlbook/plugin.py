@@ -20,6 +20,7 @@ from .config import PluginConfig
 from .data import figures
 from .diagnostics import DEBUG_HINT, LOGGER, EditionError, Reporter, WarningCounter, WriterError, debug
 from .html.description import describe
+from .markdown import calcblock
 from .markdown import figures as figure_blocks
 from .markdown.datablocks import DataBlocks
 from .markdown.scriptlinks import add_download_links
@@ -174,13 +175,15 @@ class BookPlugin(BasePlugin[PluginConfig]):
         return text
 
     def on_page_markdown(self, markdown, page, config, files):
-        """Check the raw source (line numbers are still known); expand figures; link each included script."""
+        """Check the raw source (line numbers still known); expand figures, data and calculator blocks; link scripts."""
         src_uri = page.file.src_uri
         source = f"{Path(config.docs_dir).name}/{src_uri}"
         text = self.sources.get(src_uri, markdown)
         source_checks.check(text, source, self.root, self.reporter)
         markdown = figure_blocks.expand(markdown, text, src_uri, source, self.reporter)
         markdown = self.datablocks.expand(markdown, src_uri, text)
+        calc_dir = self.root / "scripts" / "calc"
+        markdown = calcblock.expand(markdown, src_uri, page.url, config.site_url or "", text, self.reporter, calc_dir)
         return add_download_links(markdown, src_uri)
 
     # Runs last (lowest priority) so the search index and other plugins have finished writing the site.
