@@ -46,6 +46,12 @@ class BookPlugin(BasePlugin[PluginConfig]):
         problems = writers.unmet_needs(list(self.config.formats))
         if problems:
             raise PluginError(f"mkdocs.yml: plugins: mlbook: formats: {'; '.join(problems)}")
+        problem = provenance.edition_problem()
+        if problem:
+            raise PluginError(problem)
+        # One edition string and one date for the whole build: every page and every edition print the same.
+        self.edition, self.epoch = provenance.edition(self.root), provenance.source_epoch(self.root)
+        config.extra["mlbook_edition"] = self.edition
         snippets = config.mdx_configs.setdefault("pymdownx.snippets", {})
         # Resolve included scripts from the repository root whatever the working directory; our own check
         # reports a missing one with its file and line (snippets' own error is a traceback).
@@ -209,8 +215,8 @@ class BookPlugin(BasePlugin[PluginConfig]):
             site_url=config.site_url or "",
             repo_url=config.repo_url or "",
             copyright=config.copyright or "",
-            edition=provenance.edition(self.root),
-            epoch=provenance.source_epoch(self.root),
+            edition=self.edition,
+            epoch=self.epoch,
             pdf_workers=self.config.pdf_workers,
             pdf_variant=self.config.pdf_variant,
             cache_dir=str(self.root / ".cache" / "pdf-chunks"),

@@ -104,13 +104,13 @@ def chapter_markdown(book: Book, chapter: Chapter, art: lhtml.HtmlElement, optio
 
 
 def full(options: Options, pages: list[str]) -> str:
-    """llms-full.txt: the book's title and summary, then every page's Markdown in reading order."""
-    return f"# {options.title}\n\n> {options.subtitle}\n\n" + "\n".join(pages)
+    """llms-full.txt: the book's title, summary and edition, then every page's Markdown in reading order."""
+    return f"# {options.title}\n\n> {options.subtitle}\n\nEdition: {options.edition}\n\n" + "\n".join(pages)
 
 
 def index(book: Book, options: Options, described: dict[str, str]) -> str:
-    """llms.txt: title, summary, the full export's link, then one link per page with its one-line description."""
-    lines = [f"# {options.title}", "", f"> {options.subtitle}", ""]
+    """llms.txt: title, summary, edition, the full export's link, then one described link per page."""
+    lines = [f"# {options.title}", "", f"> {options.subtitle}", "", f"Edition: {options.edition}", ""]
     lines += [f"The whole book as one Markdown file: [{LLMS_FULL}]({url(options, LLMS_FULL)}).", ""]
     sections = [("Front matter", book.front)]
     sections += [(p.title, ([p.page] if p.page else []) + p.chapters) for p in book.parts]
