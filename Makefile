@@ -11,7 +11,7 @@ export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help book html pdf epub serve lint test test-fast coverage bench check-links-external clean setup
+.PHONY: help book html pdf epub dist serve lint test test-fast coverage bench check-links-external clean setup
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -39,6 +39,9 @@ pdf: $(VENV)/.book ## Rewrite the PDF from the built site/
 
 epub: $(VENV)/.book ## Rewrite the EPUB from the built site/
 	$(PY) -m mlbook epub site
+
+dist: book ## Build the book, then the release set into dist/ (editions, site tarball, SHA256SUMS)
+	$(PY) -m mlbook dist site --out dist
 
 serve: $(VENV)/.book ## Live preview on http://127.0.0.1:8000 (PDF/EPUB off; MLBOOK_OUTPUTS=true to include)
 	MLBOOK_OUTPUTS=$${MLBOOK_OUTPUTS:-false} $(PY) -m mkdocs serve --dirty --dev-addr 127.0.0.1:8000
@@ -71,4 +74,4 @@ bench: $(VENV)/.test ## Speed and memory of each build stage vs baselines (real 
 	$(PY) -m mlbook.tools.bench
 
 clean: ## Remove build outputs and caches (site/, .cache/), nothing else
-	rm -rf -- site .site.old .site.staging .cache
+	rm -rf -- site .site.old .site.staging .cache dist .dist.staging

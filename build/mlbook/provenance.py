@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -58,6 +59,42 @@ def edition_problem(value: str | None = None) -> str:
     if bad is not None:
         return f"MLBOOK_EDITION: bad edition: {bad!r} is not printable; use one line of plain text"
     return ""
+
+
+@dataclass(frozen=True)
+class History:
+    """What git says about the editions before this one.
+
+    known: False when there is no usable history (no git, not a repository, or a shallow clone); why says which.
+    previous: the tag the changes are counted from ('' when there is none: the first edition).
+    """
+
+    known: bool
+    why: str = ""
+    previous: str = ""
+
+
+def history(root: Path) -> History:
+    """The previous edition's tag: the newest tag before HEAD, or before the tag at HEAD when HEAD is tagged."""
+    inside = _git(root, "rev-parse", "--is-inside-work-tree")
+    if inside != "true":
+        return History(False, "without its git history")
+    if _git(root, "rev-parse", "--is-shallow-repository") == "true":
+        return History(False, "from a shallow clone of its repository")
+    at_head = _git(root, "describe", "--tags", "--exact-match", "HEAD")
+    before = "HEAD^" if at_head else "HEAD"
+    if at_head and not _git(root, "rev-parse", "--verify", "--quiet", "HEAD^"):
+        return History(True)
+    return History(True, previous=_git(root, "describe", "--tags", "--abbrev=0", before))
+
+
+def file_at(root: Path, rev: str, path: str) -> str | None:
+    """The text of a file (path relative to root) as it was at rev, or None when it did not exist there."""
+    try:
+        out = subprocess.run(["git", "show", f"{rev}:./{path}"], cwd=root, capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.decode("utf-8", errors="replace") if out.returncode == 0 else None
 
 
 def as_datetime(epoch: int) -> datetime:
