@@ -46,13 +46,14 @@ dist: book ## Build the book, then the release set into dist/ (editions, site ta
 serve: $(VENV)/.book ## Live preview on http://127.0.0.1:8000 (PDF/EPUB off; MLBOOK_OUTPUTS=true to include)
 	MLBOOK_OUTPUTS=$${MLBOOK_OUTPUTS:-false} $(PY) -m mkdocs serve --dirty --dev-addr 127.0.0.1:8000
 
-lint: $(VENV)/.test ## Lint the pipeline, scripts, tests and chapters
+lint: $(VENV)/.test ## Lint the pipeline, scripts, tests, chapters and the publishing workflow (actionlint)
 	$(VENV)/bin/ruff check build scripts tests
 	$(VENV)/bin/ruff format --check build scripts tests
 	$(VENV)/bin/pymarkdown --config .pymarkdown.json scan -r book
 	$(VENV)/bin/codespell --ignore-words .codespell-words book scripts build tests README.md
 	git ls-files -co --exclude-standard -- 'scripts/*.sh' 'scripts/*.slurm' | xargs -r shellcheck
 	git ls-files -co --exclude-standard -- 'scripts/*.sh' 'scripts/*.slurm' | xargs -r -n1 bash -n
+	$(VENV)/bin/actionlint .github/workflows/*.yml
 
 test: lint ## Everything CI runs: lint, then the whole test suite
 	$(PY) -m pytest
