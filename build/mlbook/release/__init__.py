@@ -9,14 +9,16 @@ SHA256SUMS. The folder is written beside its final place and swapped in whole, s
 from __future__ import annotations
 
 import posixpath
+import re
 import shutil
 from pathlib import Path
 
 from .. import stage, writers
 from ..book import Book
 from ..options import Options
-from ..writers.registry import UNSAFE
 from . import archives, checksums
+
+UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")  # what an edition string may not put into a file name
 
 
 class ReleaseError(Exception):
