@@ -11,7 +11,7 @@ export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help book html pdf epub serve lint test test-fast coverage bench gpu-smoke check-links-external clean setup
+.PHONY: help book html pdf epub dist serve lint test test-fast coverage bench gpu-smoke check-links-external clean setup
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -40,16 +40,20 @@ pdf: $(VENV)/.book ## Rewrite the PDF from the built site/
 epub: $(VENV)/.book ## Rewrite the EPUB from the built site/
 	$(PY) -m mlbook epub site
 
+dist: book ## Build the book, then the release set into dist/ (editions, site tarball, SHA256SUMS)
+	$(PY) -m mlbook dist site --out dist
+
 serve: $(VENV)/.book ## Live preview on http://127.0.0.1:8000 (PDF/EPUB off; MLBOOK_OUTPUTS=true to include)
 	MLBOOK_OUTPUTS=$${MLBOOK_OUTPUTS:-false} $(PY) -m mkdocs serve --dirty --dev-addr 127.0.0.1:8000
 
-lint: $(VENV)/.test ## Lint the pipeline, scripts, tests and chapters
+lint: $(VENV)/.test ## Lint the pipeline, scripts, tests, chapters and the publishing workflow (actionlint)
 	$(VENV)/bin/ruff check build scripts tests
 	$(VENV)/bin/ruff format --check build scripts tests
 	$(VENV)/bin/pymarkdown --config .pymarkdown.json scan -r book
 	$(VENV)/bin/codespell --ignore-words .codespell-words book scripts build tests README.md
 	git ls-files -co --exclude-standard -- 'scripts/*.sh' 'scripts/*.slurm' | xargs -r shellcheck
 	git ls-files -co --exclude-standard -- 'scripts/*.sh' 'scripts/*.slurm' | xargs -r -n1 bash -n
+	$(VENV)/bin/actionlint .github/workflows/*.yml
 
 test: lint ## Everything CI runs: lint, then the whole test suite
 	$(PY) -m pytest
@@ -74,4 +78,4 @@ bench: $(VENV)/.test ## Speed and memory of each build stage vs baselines (real 
 	$(PY) -m mlbook.tools.bench
 
 clean: ## Remove build outputs and caches (site/, .cache/), nothing else
-	rm -rf -- site .site.old .site.staging .cache
+	rm -rf -- site .site.old .site.staging .cache dist .dist.staging

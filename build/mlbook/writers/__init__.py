@@ -43,6 +43,7 @@ FORMATS: dict[str, Format] = {
             chapter_pdfs,
             needs=("pdf",),
             skipped=lambda options: "a tagged pdf/ua-1 PDF cannot be cut into chapters" if options.pdf_variant else "",
+            release="bundle",
         ),
         Format(
             "llms",

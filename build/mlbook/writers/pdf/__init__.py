@@ -59,7 +59,10 @@ def _write_single(book: Book, options: Options, site_dir: Path, out: Path) -> in
             raise PdfError("; ".join(sorted(set(problems))))
         with atomic_path(out) as tmp:
             doc.write_pdf(
-                tmp, pdf_identifier=options.identifier.encode("utf-8"), pdf_variant=options.pdf_variant or None
+                tmp,
+                pdf_identifier=options.identifier.encode("utf-8"),
+                pdf_variant=options.pdf_variant or None,
+                custom_metadata=True,  # the Edition <meta> of combine.head becomes the /Edition key
             )
     finally:
         wlog.removeHandler(collect)

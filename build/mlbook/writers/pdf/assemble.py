@@ -73,13 +73,17 @@ class Assembler:
                 stack.append((level, item))
 
     def metadata(self, options: Options) -> None:
-        """Title, author, subject, keywords, language, dates and a fixed file identifier."""
+        """Title, author, subject, keywords, edition, language, dates and a fixed file identifier.
+
+        The edition is in the subject (what PDF viewers show) and in an ``/Edition`` key of its own (exact).
+        """
         stamp = as_datetime(options.epoch).strftime("D:%Y%m%d%H%M%SZ")
         self.writer.add_metadata(
             {
                 "/Title": options.title,
                 "/Author": options.author,
-                "/Subject": options.subtitle,
+                "/Subject": f"{options.subtitle} (edition {options.edition})",
+                "/Edition": options.edition,
                 "/Keywords": ", ".join(options.keywords),
                 "/Creator": "mlbook",
                 "/Producer": "mlbook (WeasyPrint, pypdf)",
