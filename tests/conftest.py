@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -46,19 +47,29 @@ def require_java() -> None:
     require(shutil.which("java") is not None, "Java is not installed (apt-get install default-jre-headless)")
 
 
-def build_site(root: Path, site: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run the staged build of the book at root into site, capturing its output."""
+def build_site(
+    root: Path, site: Path, env: dict[str, str] | None = None, timeout: float | None = None
+) -> subprocess.CompletedProcess:
+    """Run the staged build of the book at root into site, capturing its output.
+
+    With timeout (seconds), a build still running then is killed with all its processes and the test fails.
+    """
     code = (
         "import sys; from pathlib import Path; from mlbook import stage; "
         f"sys.exit(stage.build(Path({str(root)!r}), Path({str(site)!r})))"
     )
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "SOURCE_DATE_EPOCH": "1764374400", **(env or {})},
-        check=False,
-    )
+    cmd = [sys.executable, "-c", code]
+    full_env = {**os.environ, "SOURCE_DATE_EPOCH": "1764374400", **(env or {})}
+    with subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env, start_new_session=True
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            pytest.fail(f"building {root} did not finish in {timeout} s (a hang)")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def _built(root: Path, name: str) -> Path:
@@ -81,6 +92,12 @@ def real_site() -> Path:
 def mini_site() -> Path:
     """The mini fixture book (one of each construct) built once per test session."""
     return _built(FIXTURES / "mini", "mini")
+
+
+@pytest.fixture(scope="session")
+def nested_site() -> Path:
+    """The nested fixture book (nested sections, an interlude, CJK and punctuation in file names) built once."""
+    return _built(FIXTURES / "nested", "nested")
 
 
 # Modules that run real programs (torchrun, SLURM, fio, a browser): integration tests, left out of test-fast.

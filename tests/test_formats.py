@@ -4,7 +4,7 @@ import pytest
 
 from mlbook import __main__ as cli
 from mlbook import writers
-from mlbook.book import Book, Chapter, Part
+from mlbook.book import Book, Chapter, Section
 from mlbook.options import Options
 from mlbook.pages.downloads import downloads, fill_sizes, human
 from mlbook.summary import summary
@@ -19,7 +19,7 @@ def options(formats) -> Options:
     )  # fmt: skip
 
 
-BOOK = Book(parts=[Part("Part I", 1, None, [Chapter("Alpha", "p/alpha.md", "p/alpha/", number="1.1")])])
+BOOK = Book([Section("Part I", "1", 1, None, [Chapter("Alpha", "p/alpha.md", "p/alpha/", number="1.1")])])
 
 
 def test_every_entry_declares_where_each_output_is_offered():

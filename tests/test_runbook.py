@@ -125,7 +125,7 @@ def test_a_planted_dead_anchor_fails_after_the_build_at_the_data_line(tmp_path):
     (site / "hardware" / "x" / "index.html").write_text(
         '<html><body><article class="md-content__inner"><h2 id="real">Real</h2></article></body></html>'
     )
-    book = Book(front=[Chapter("X", "hardware/x.md", "hardware/x/", kind="front")])
+    book = Book([Chapter("X", "hardware/x.md", "hardware/x/", kind="front", level=1)])
     reporter = Reporter()
     links = [datalinks.DataLink(SHOWN, 7, "hardware/x.md#real"), datalinks.DataLink(SHOWN, 9, "hardware/x.md#gone")]
     datalinks.check_anchors(book, site, links, reporter)

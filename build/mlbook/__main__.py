@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import traceback
 from pathlib import Path
 
 from . import dependencies, stage, writers
-from .book import Book
+from .book import Book, BookFormatError
+from .diagnostics import DEBUG_HINT, EditionError, debug
 
 
 def parser() -> argparse.ArgumentParser:
@@ -43,13 +45,22 @@ def write_one(name: str, site: Path, out: str | None, settings: dict | None = No
     if not (site / "book.json").is_file():
         print(f"error: {site}/book.json not found; build the site first (make html)", file=sys.stderr)
         return 1
-    book, options = Book.load(site), writers.load_options(site)
+    try:
+        book, options = Book.load(site), writers.load_options(site)
+    except BookFormatError as exc:
+        print(f"error: {site}/{exc}", file=sys.stderr)
+        return 1
     options.formats = [name]
     for option, value in (settings or {}).items():
         setattr(options, option, value)
     options.cache_dir = str(site.resolve().parent / ".cache" / "pdf-chunks")
     try:
         result = writers.write_one(writers.FORMATS[name], book, options, site, Path(out) if out else site)
+    except EditionError as exc:
+        for diag in exc.diagnostics({}):
+            print(diag, file=sys.stderr)
+        print(f"error: the {exc.edition} was not written; the previous file is unchanged", file=sys.stderr)
+        return 1
     except Exception as exc:
         print(f"error: {name}: {dependencies.explain(exc) or exc}", file=sys.stderr)
         return 1
@@ -62,5 +73,19 @@ def write_one(name: str, site: Path, out: str | None, settings: dict | None = No
     return 0
 
 
+def run(argv: list[str] | None = None) -> int:
+    """main, with anything unforeseen said in one line (MLBOOK_DEBUG=1 adds the traceback)."""
+    try:
+        return main(argv)
+    except KeyboardInterrupt:
+        print("mlbook: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # no traceback reaches the user unasked
+        if debug():
+            traceback.print_exc()
+        print(f"internal error: {type(exc).__name__}: {exc} ({DEBUG_HINT})", file=sys.stderr)
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 
 # MkDocs' --strict counts warnings under the `mkdocs.` logger hierarchy only.
 LOGGER = logging.getLogger("mkdocs.plugins.mlbook")
+# Ends every `internal error:` line: how to see what the one line sums up.
+DEBUG_HINT = "MLBOOK_DEBUG=1 shows the traceback"
+
+
+def debug() -> bool:
+    """Whether MLBOOK_DEBUG asks for tracebacks."""
+    return os.environ.get("MLBOOK_DEBUG", "") not in ("", "0", "false")
 
 
 @dataclass(frozen=True, order=True)
@@ -25,6 +33,45 @@ class Diagnostic:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.kind}: {self.detail}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A defect an edition writer found in what it was about to write, for the plugin to locate and report.
+
+    src_uri: the chapter it comes from (path under ``book/``), or "" for the book as a whole; needle: text to
+    look for in the chapter's source to find the line ("" when unknown).
+    """
+
+    src_uri: str
+    kind: str
+    detail: str
+    needle: str = ""
+
+
+class WriterError(RuntimeError):
+    """An edition could not be written for a reason its writer knows and says (a missing font, a refused URL...).
+
+    Any other exception from a writer is one nobody foresaw: the build says it as an ``internal error:`` line.
+    """
+
+
+class EditionError(RuntimeError):
+    """An edition was not written because of the findings it carries (the previous file stays in place)."""
+
+    def __init__(self, edition: str, findings: list[Finding]) -> None:
+        self.edition, self.findings = edition, findings
+        super().__init__("; ".join(f"{f.src_uri or 'book'}: {f.kind}: {f.detail}" for f in findings))
+
+    def diagnostics(self, sources: dict[str, str], docs: str = "book") -> list[Diagnostic]:
+        """Each finding as a diagnostic; sources (src_uri -> Markdown text) give the lines."""
+        out = []
+        for f in self.findings:
+            path = f"{docs}/{f.src_uri}" if f.src_uri else "mkdocs.yml"
+            text = sources.get(f.src_uri, "") if f.src_uri else sources.get("mkdocs.yml", "")
+            needles = [f.needle] if f.needle else []
+            out.append(Diagnostic(path, line_of(text, *needles) if text else 1, f.kind, f.detail))
+        return out
 
 
 class Reporter:

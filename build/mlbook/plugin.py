@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import traceback
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -14,9 +15,10 @@ from .book import from_outline
 from .checks import nav as nav_checks
 from .checks import site as site_checks
 from .checks import source as source_checks
+from .checks import tree as tree_checks
 from .config import PluginConfig
 from .data import figures
-from .diagnostics import LOGGER, Reporter, WarningCounter
+from .diagnostics import DEBUG_HINT, LOGGER, EditionError, Reporter, WarningCounter, WriterError, debug
 from .html.description import describe
 from .markdown import figures as figure_blocks
 from .markdown.datablocks import DataBlocks
@@ -25,6 +27,18 @@ from .options import Options
 from .pages import downloads, scripts
 from .summary import count_images, summary
 from .writers.registry import BANNER, DOWNLOADS, PAGE, ROOT
+
+
+def outside_files(files, docs_dir: Path) -> dict[str, str]:
+    """src_uri -> real path of each file of the docs folder that is a symbolic link to a place outside it."""
+    root = docs_dir.resolve()
+    out = {}
+    for f in files:
+        if f.abs_src_path and Path(f.abs_src_path).is_relative_to(docs_dir.absolute()):
+            real = Path(f.abs_src_path).resolve()
+            if not real.is_relative_to(root):
+                out[f.src_uri] = str(real)
+    return out
 
 
 class BookPlugin(BasePlugin[PluginConfig]):
@@ -51,6 +65,10 @@ class BookPlugin(BasePlugin[PluginConfig]):
         # reports a missing one with its file and line (snippets' own error is a traceback).
         snippets["base_path"] = [str(self.root)]
         snippets["check_paths"] = False
+        # MkDocs walks docs_dir right after this event, following every symlink: stop here if that walk would loop.
+        docs = Path(config.docs_dir)
+        if tree_checks.check_tree(docs, docs.name, self.reporter):
+            raise PluginError(f"mlbook: {docs.name}/ cannot be read as a book (see above); nothing was built")
         return config
 
     def on_files(self, files, config):
@@ -60,6 +78,15 @@ class BookPlugin(BasePlugin[PluginConfig]):
             files.append(File(rel, str(self.root), config.site_dir, config.use_directory_urls))
         self._add_figures(files, config)
         self._add_generated_pages(files, config)
+        self.outside = outside_files(files, Path(config.docs_dir))
+        for src_uri, real in self.outside.items():
+            if src_uri.endswith(".md"):
+                self.reporter.report(
+                    f"{Path(config.docs_dir).name}/{src_uri}",
+                    1,
+                    "symlink outside the book",
+                    f"it is a link to {real}, outside {Path(config.docs_dir).name}/; copy the chapter into the book",
+                )
         return files
 
     def _add_generated_pages(self, files, config) -> None:
@@ -162,14 +189,19 @@ class BookPlugin(BasePlugin[PluginConfig]):
         """Check the site; when the build counted no warning, write book.json and the editions."""
         site_only = {self.config.downloads_page}
         book = from_outline([o for item in self.nav.items if (o := navigation.outline(item, site_only))])
-        nav_checks.check_slugs(book, Path(config.docs_dir).name, self.reporter)
+        mkdocs_yml = Path(config.config_file_path)
+        nav_checks.check_slugs(
+            book, (mkdocs_yml.name, mkdocs_yml.read_text(encoding="utf-8")), Path(config.docs_dir).name, self.reporter
+        )
         options = self.options(config)
         writers.save_model(book, options, config.site_dir)
         # The editions are written after this check; links to them are valid when they will be written.
         coming = writers.planned_paths(book, options)
         # Under `serve --dirty` only the rebuilt pages went through on_page_markdown: check just those.
         only = set(self.sources) if self.command == "serve" else None
-        site_checks.check_site(book, Path(config.site_dir), self.sources, self.reporter, coming, only)
+        site_checks.check_site(
+            book, Path(config.site_dir), self.sources, self.reporter, coming, only, getattr(self, "outside", {})
+        )
         self.datablocks.check_anchors(book, Path(config.site_dir))
         if not self.config.enabled or self.command == "serve" and not self.config.enabled:
             return
@@ -178,8 +210,22 @@ class BookPlugin(BasePlugin[PluginConfig]):
             return
         try:
             results = writers.write_all(book, options, Path(config.site_dir))
+        except EditionError as exc:  # the writer named what it refused to write: one diagnostic each
+            sources = {**self.sources, mkdocs_yml.name: mkdocs_yml.read_text(encoding="utf-8")}
+            for diag in exc.diagnostics(sources, Path(config.docs_dir).name):
+                self.reporter.report(diag.path, diag.line, diag.kind, diag.detail)
+            LOGGER.info("mlbook: the %s was not written; the previous one is kept", exc.edition)
+            return
         except Exception as exc:  # a writer failed: strict must fail the build, with the reason
-            LOGGER.warning("mlbook: could not write the editions: %s", dependencies.explain(exc) or exc)
+            reason = dependencies.explain(exc)
+            if reason or isinstance(exc, WriterError):
+                LOGGER.warning("mlbook: could not write the editions: %s", reason or exc)
+            else:  # nobody foresaw it: one line, the traceback when asked
+                if debug():
+                    LOGGER.warning("%s", "".join(traceback.format_exception(exc)).rstrip())
+                LOGGER.warning(
+                    "internal error: %s: %s while writing the editions (%s)", type(exc).__name__, exc, DEBUG_HINT
+                )
             return
         site = Path(config.site_dir)
         downloads.fill_sizes(site, {key: size for r in results.values() for key, size in r["sizes"].items()})

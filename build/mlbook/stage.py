@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from . import dependencies
+from .diagnostics import DEBUG_HINT
 
 
 def build(
@@ -18,7 +19,7 @@ def build(
     extra_env: dict[str, str] | None = None,
     staging: Path | None = None,
 ) -> int:
-    """Run `mkdocs build` into a staging folder and, on exit 0, swap it into place as site; return the exit code.
+    """Build (mlbook.runner, in a child process) into a staging folder, on success swap it in as site; return the code.
 
     staging defaults to ``.<site>.staging`` beside site, so the swap is a rename on one file system.
 
@@ -38,24 +39,17 @@ def build(
     if staging.exists():
         shutil.rmtree(staging)
     staging.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "mkdocs",
-        "build",
-        "--config-file",
-        str(root / "mkdocs.yml"),
-        "--site-dir",
-        str(staging),
-    ]
-    if strict:
-        cmd.append("--strict")
+    cmd = [sys.executable, "-m", "mlbook.runner", str(root / "mkdocs.yml"), str(staging)]
+    if not strict:
+        cmd.append("--no-strict")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", **(extra_env or {})}
     code = subprocess.run(cmd, cwd=root, env=env, check=False).returncode
+    if code < 0:  # killed by a signal: a crash in a C library, or the kernel's out-of-memory killer
+        print(f"internal error: the build process was killed by signal {-code} ({DEBUG_HINT})", file=sys.stderr)
     if code != 0:
         shutil.rmtree(staging, ignore_errors=True)
         print(f"mlbook: build failed; the previous {site.name}/ was left untouched", file=sys.stderr)
-        return code
+        return 1 if code < 0 else code
     swap(staging, site)
     print(f"mlbook: site written to {site}")
     return 0

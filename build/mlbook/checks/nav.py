@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ..book import Book
+from ..book import Book, Section
 from ..diagnostics import Reporter, line_of
+from ..navigation import entry_lines
 
 
 def check_nav(
@@ -23,11 +24,12 @@ def check_nav(
     mkdocs.yml (to find the line of an entry); docs: the name of the docs folder (``book``).
     """
     name, text = config
+    lines = entry_lines(text)
     for path in sorted(in_nav):
         if not exists(path):
             reporter.report(
                 name,
-                line_of(text, f" {path}", path),
+                lines.get(path) or line_of(text, f" {path}", path),
                 "nav entry for a missing file",
                 f"'{path}' does not exist in {docs}/; fix the path or create the chapter",
             )
@@ -41,15 +43,24 @@ def check_nav(
             )
 
 
-def check_slugs(book: Book, docs: str, reporter: Reporter) -> None:
-    """Report each chapter whose slug (its file name in the PDF and EPUB) another chapter already has."""
+def check_slugs(book: Book, config: tuple[str, str], docs: str, reporter: Reporter) -> None:
+    """Report, at its nav line, each entry whose slug (its anchor and file name in the PDF and EPUB) is taken.
+
+    config: the name and text of mkdocs.yml. A page-less section's slug is ``part-<n>``/``section-<n>-<m>``.
+    """
+    name, text = config
+    lines = entry_lines(text)
     seen: dict[str, str] = {}
-    for chapter in book.pages():
-        if chapter.slug in seen:
+    for entry in book.walk():
+        page = entry.page if isinstance(entry, Section) else entry
+        what = f"{docs}/{page.src_uri}" if page else f"the section '{entry.title}'"
+        key = page.src_uri if page else entry.title
+        if entry.slug in seen:
             reporter.report(
-                f"{docs}/{chapter.src_uri}",
-                1,
+                name,
+                lines.get(key) or line_of(text, key),
                 "duplicate slug",
-                f"'{chapter.slug}' is also the slug of {docs}/{seen[chapter.slug]}; rename one file",
+                f"{what} and {seen[entry.slug]} both get the identifier '{entry.slug}', the name of their file in "
+                "the EPUB and of their anchors in the PDF; rename one of them",
             )
-        seen.setdefault(chapter.slug, chapter.src_uri)
+        seen.setdefault(entry.slug, what)

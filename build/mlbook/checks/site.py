@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections import Counter
 from pathlib import Path
 
 from ..book import Book, Chapter
-from ..diagnostics import Reporter, line_of, line_offset
+from ..diagnostics import Reporter, line_of
 from ..html import article as articles
 from ..html import links
 
@@ -32,39 +33,195 @@ def check_site(
     reporter: Reporter,
     coming: set[str] = frozenset(),
     only: set[str] | None = None,
+    outside: dict[str, str] | None = None,
 ) -> None:
-    """Report each broken link, broken anchor, missing/remote image and image without alt text.
+    """Report each broken link, broken anchor, missing/remote image, remote resource and image without alt text.
 
     sources maps a chapter's src_uri to its raw Markdown text (used to find the line of each defect); coming
     holds site paths that are written after this check (the editions), so links to them are valid. only, when
-    given, limits the check to those src_uris (the pages a `serve --dirty` rebuild rendered).
+    given, limits the check to those src_uris (the pages a `serve --dirty` rebuild rendered). outside maps the
+    site path of each file that is a symbolic link out of the book to its target: a reference to one is refused
+    at its line, and one that no page references is refused at its own path.
     """
     site_dir = Path(site_dir)
-    _CURSOR.clear()
+    _USED.clear()
     idsets = _Ids(book, site_dir)
+    outside = dict(outside or {})
+    referenced: set[str] = set()
     for chapter in book.pages():
         if only is not None and chapter.src_uri not in only:
             continue
         art = articles.load(site_dir, chapter)
         idsets[chapter.url] = articles.ids(art)
         text = sources.get(chapter.src_uri, "")
+        _check_ids(chapter, art, text, reporter)
+        _check_depth(chapter, art, text, reporter)
         for a in art.iter("a"):
             if a.get("href"):
                 _check_href(book, chapter, a.get("href"), site_dir, idsets, text, reporter, coming)
+                _check_outside(chapter, a.get("href"), text, reporter, outside, referenced, "link")
         for img in art.iter("img"):
             _check_image(chapter, img, site_dir, text, reporter)
+            _check_outside(chapter, img.get("src") or "", text, reporter, outside, referenced, "image")
+        for el, attr, url in _resources(art):
+            _check_resource(chapter, el, attr, url, text, reporter)
+            _check_outside(chapter, url, text, reporter, outside, referenced, "any")
+    for path in sorted(set(outside) - referenced):
+        if not path.endswith(".md"):  # chapters were refused when the files were collected
+            reporter.report(
+                f"book/{path}",
+                1,
+                "symlink outside the book",
+                f"it is a link to {outside[path]}; copy the file into the book",
+            )
 
 
-_CURSOR: dict[tuple[str, str], int] = {}
+def _check_ids(chapter: Chapter, art, text: str, reporter: Reporter) -> None:
+    """Report each id defined twice in a chapter, at the line of its second definition."""
+    counts = Counter(el.get("id") for el in art.iter() if isinstance(el.tag, str) and el.get("id"))
+    for dup, n in sorted(counts.items()):
+        if n < 2:
+            continue
+        written = re.compile(r"\{[^}\n]*#" + re.escape(dup) + r"(?![\w-])|id=[\"']" + re.escape(dup) + r"[\"']")
+        lines = [i + 1 for i, line in enumerate(text.split("\n")) if written.search(line)]
+        line = lines[1] if len(lines) > 1 else (lines or [1])[0]
+        reporter.report(
+            chapter.source,
+            line,
+            "duplicate id",
+            f"the id '{dup}' is defined {n} times in this chapter; links to it are ambiguous and the PDF and EPUB "
+            "need each id once: rename all but one",
+        )
+
+
+# Block containers whose nesting the PDF renderer recurses through: WeasyPrint 70 slows sharply past ~20 levels
+# of lists (40 levels: 12 s for one page) and fails with RecursionError near 100 (lists) or 200 (quotes).
+CONTAINERS = {"ul", "ol", "dl", "blockquote", "div", "table", "details", "aside", "section", "figure"}
+MAX_DEPTH = 20
+
+
+def _check_depth(chapter: Chapter, art, text: str, reporter: Reporter) -> None:
+    """Report a chapter whose lists, quotes or blocks nest deeper than MAX_DEPTH, at the deepest point's line."""
+    deepest, where = 0, None
+    stack = [(art, 0)]
+    while stack:
+        el, depth = stack.pop()
+        depth += isinstance(el.tag, str) and el.tag in CONTAINERS
+        if depth > deepest:
+            deepest, where = depth, el
+        stack += [(child, depth) for child in el if isinstance(child.tag, str)]
+    if deepest <= MAX_DEPTH:
+        return
+    words = " ".join(where.text_content().split())[:40]
+    reporter.report(
+        chapter.source,
+        line_of(text, *[n for n in (words, ">" * MAX_DEPTH, " " * 2 * MAX_DEPTH) if n]),
+        "nesting too deep",
+        f"lists, quotes or blocks nest {deepest} levels deep here; the PDF supports at most {MAX_DEPTH}: flatten them",
+    )
+
+
+# Elements and attributes through which a page loads another resource (links and images are checked apart).
+RESOURCES = {
+    "link": ("href",),
+    "iframe": ("src",),
+    "frame": ("src",),
+    "embed": ("src",),
+    "object": ("data",),
+    "video": ("src", "poster"),
+    "audio": ("src",),
+    "source": ("src", "srcset"),
+    "track": ("src",),
+    "input": ("src",),
+    "image": ("href", "{http://www.w3.org/1999/xlink}href"),
+    "use": ("href", "{http://www.w3.org/1999/xlink}href"),
+    "img": ("srcset",),
+}
+CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")\s]+)")
+
+
+def _resources(art) -> list[tuple[object, str, str]]:
+    """(element, attribute, URL) of every resource the article loads besides links and image sources."""
+    out = []
+    for el in art.iter():
+        if not isinstance(el.tag, str):
+            continue
+        tag = el.tag.rsplit("}", 1)[-1].lower()
+        for attr in RESOURCES.get(tag, ()):
+            value = el.get(attr)
+            if value:
+                urls = [part.split()[0] for part in value.split(",") if part.strip()] if attr == "srcset" else [value]
+                out += [(el, attr, url) for url in urls]
+        for url in CSS_URL.findall(el.get("style") or ""):
+            out.append((el, "style", url))
+    return out
+
+
+def _check_resource(chapter, el, attr, url, text, reporter) -> None:
+    target = links.resolve(chapter.url, url)
+    tag = el.tag.rsplit("}", 1)[-1].lower()
+    if target.kind == "external":
+        kind, detail = "remote resource", "is fetched from the network; the book is built and read offline"
+    elif target.kind == "bad":
+        kind, detail = "resource outside the book", "is not a file of the book"
+    else:
+        return
+    line = _locate(chapter, text, [url, posixpath.basename(url)], "any")
+    reporter.report(chapter.source, line, kind, f"'{url}' ({tag} {attr.rsplit('}', 1)[-1]}) {detail}")
+
+
+def _check_outside(chapter, url, text, reporter, outside, referenced, ref) -> None:
+    """Refuse a reference to a file of the book that is a symbolic link to a place outside the book."""
+    target = links.resolve(chapter.url, url)
+    if target.kind != "file" or target.url not in outside:
+        return
+    referenced.add(target.url)
+    line = _locate(chapter, text, [posixpath.basename(target.url)], ref)
+    reporter.report(
+        chapter.source,
+        line,
+        "file outside the book",
+        f"'{_as_written(text, line, url)}' is a symbolic link to {outside[target.url]}, outside book/; copy the file "
+        "into the book",
+    )
+
+
+_USED: dict[tuple[str, str, str], set[int]] = {}
 LINK_TARGET = re.compile(r"\]\(\s*<?([^)\s>]+)")
 
 
-def _locate(chapter: Chapter, text: str, needles: list[str]) -> int:
-    # Repeated identical links each get their own line: search on after the previous hit of the same needle.
-    key = (chapter.source, needles[0])
-    line = line_of(text, *needles, start=_CURSOR.get(key, 0))
-    _CURSOR[key] = line_offset(text, line)
-    return line
+def _written_as(line: str, pos: int) -> str:
+    """What the text at pos of a Markdown line is part of: an ``image``, a ``link`` or ``other`` text."""
+    lt, gt = line.rfind("<", 0, pos), line.rfind(">", 0, pos)
+    if lt > gt:  # inside a raw HTML tag
+        tag = line[lt + 1 : lt + 4].lower()
+        return "image" if tag == "img" else "link" if tag.startswith("a ") else "other"
+    opening = line.rfind("[", 0, pos)
+    if opening < 0 or line.rfind("](", 0, pos + 2) < opening:
+        return "other"
+    return "image" if opening > 0 and line[opening - 1] == "!" else "link"
+
+
+def _locate(chapter: Chapter, text: str, needles: list[str], ref: str = "link") -> int:
+    """The line of one reference (ref: ``link``, ``image`` or ``any``) whose rendered form the needles match.
+
+    Each reported reference takes the first line that holds a needle written as that kind of reference and that
+    no earlier report with the same needle took, so repeated references each get their own line and a link is
+    never placed on the line of an image of the same URL.
+    """
+    lines = text.split("\n")
+    used = _USED.setdefault((chapter.source, ref, needles[0]), set())
+    for needle in (n for n in needles if n):
+        for i, line in enumerate(lines):
+            if i in used:
+                continue
+            pos = line.find(needle)
+            while pos >= 0:
+                if ref == "any" or _written_as(line, pos) in (ref, "other"):
+                    used.add(i)
+                    return i + 1
+                pos = line.find(needle, pos + 1)
+    return line_of(text, *needles)
 
 
 def _as_written(text: str, line: int, rendered: str) -> str:
@@ -159,7 +316,7 @@ def _check_image(chapter, img, site_dir, text, reporter) -> None:
     if not (img.get("alt") or "").strip():
         problems.append(("image without alt text", "has no alt text; write ![what the image shows](...)"))
     if problems:
-        line = _locate(chapter, text, [rendered, posixpath.basename(rendered)])
+        line = _locate(chapter, text, [rendered, posixpath.basename(rendered)], "image")
         src = _as_written(text, line, rendered)
         for kind, detail in problems:
             reporter.report(chapter.source, line, kind, f"'{src}' {detail}")

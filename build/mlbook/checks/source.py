@@ -16,6 +16,9 @@ from ..diagnostics import Reporter
 from ..markdown.fences import FENCE
 
 HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+\S")
+# Characters XML 1.0 (so XHTML and the EPUB) cannot hold, and HTML calls parse errors: C0 controls but tab and
+# newlines, DEL, and the two noncharacters U+FFFE/U+FFFF.
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
 SNIPPET = re.compile(r'^\s*--8<--\s+"(?P<path>[^"]+)"\s*$')
 
 
@@ -42,6 +45,23 @@ def check(text: str, source: str, root: Path, reporter: Reporter) -> None:
     lines = text.split("\n")
     _headings(lines, body_start, source, reporter)
     _snippets(lines, source, root, reporter)
+    _control_characters(lines, source, reporter)
+
+
+def _control_characters(lines: list[str], source: str, reporter: Reporter) -> None:
+    """Report the first control character of the chapter (and how many more there are): one line, not thousands."""
+    found = [(i, m) for i, line in enumerate(lines) for m in CONTROL.finditer(line)]
+    if not found:
+        return
+    i, match = found[0]
+    more = f" (and {len(found) - 1:,} more)" if len(found) > 1 else ""
+    reporter.report(
+        source,
+        i + 1,
+        "control character",
+        f"U+{ord(match.group()):04X} at column {match.start() + 1}{more} cannot appear in HTML or an EPUB; delete it "
+        "(or is this a binary file named .md?)",
+    )
 
 
 def _front_matter(text: str, source: str, reporter: Reporter) -> int:

@@ -6,6 +6,8 @@ becomes plain text that names the file's path in the repository (scripts are ser
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from lxml import html as lhtml
 from lxml.html import builder as E
 
@@ -14,8 +16,9 @@ from .links import Target
 
 
 def online(options: Options, target: Target) -> str:
-    """The target's URL on the published site (options.site_url must be set)."""
-    return options.site_url.rstrip("/") + "/" + target.url + (f"#{target.fragment}" if target.fragment else "")
+    """The target's URL on the published site, percent-encoded (options.site_url must be set; target.url is decoded)."""
+    fragment = f"#{quote(target.fragment)}" if target.fragment else ""
+    return options.site_url.rstrip("/") + "/" + quote(target.url) + fragment
 
 
 def point(a: lhtml.HtmlElement, target: Target, options: Options) -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 from pypdf import PdfReader
 from pypdf.generic import DictionaryObject, NameObject, TextStringObject
 
+from .. import ids
 from ..book import Book, Chapter
 from ..options import Options
 from .registry import book_file, chapter_file, has_pdf
@@ -115,8 +117,9 @@ class Resolver:
         """A URI action to the page online (with a site_url), else a GoToR to the PDF that holds the destination."""
         chapter = owner.chapter
         if self.options.site_url:
-            fragment = name[len(chapter.slug) + 2 :] if name.startswith(f"{chapter.slug}--") else ""
-            url = self.options.site_url.rstrip("/") + "/" + chapter.url + (f"#{fragment}" if fragment else "")
+            prefix = f"{chapter.slug}--"
+            fragment = f"#{quote(ids.original_id(name[len(prefix) :]))}" if name.startswith(prefix) else ""
+            url = self.options.site_url.rstrip("/") + "/" + quote(chapter.url) + fragment
             return DictionaryObject({NameObject("/S"): NameObject("/URI"), NameObject("/URI"): TextStringObject(url)})
         path = chapter_file(chapter) if has_pdf(chapter) else book_file(self.options, ".pdf")
         return DictionaryObject(

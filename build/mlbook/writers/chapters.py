@@ -2,7 +2,7 @@
 
 A chapter's PDF keeps the book's page numbers (printed on the pages, and as page labels for the viewer), the
 chapter's part of the book's outline, and every link inside the chapter. A link to another chapter goes to that
-chapter online when the book has a site_url, else to the sibling file ``<safe slug>.pdf``; a link to a page that
+chapter online when the book has a site_url, else to the sibling file ``<slug>.pdf``; a link to a page that
 has no PDF of its own (the preface, a part page, an appendix) goes to the whole-book PDF beside the folder.
 """
 
@@ -15,6 +15,7 @@ from pypdf import PdfReader, PdfWriter
 from pypdf.generic import ArrayObject, ByteStringObject, Destination, Fit, NameObject, TextStringObject
 
 from ..book import Book
+from ..diagnostics import WriterError
 from ..options import Options
 from ..provenance import as_datetime
 from .chaptermap import BookMap, Entry, Resolver, Span
@@ -22,7 +23,7 @@ from .outputs import atomic_path
 from .registry import book_file, chapter_file, chapters_with_pdf
 
 
-class ChaptersError(RuntimeError):
+class ChaptersError(WriterError):
     """The per-chapter PDFs could not be cut; the message says why."""
 
 

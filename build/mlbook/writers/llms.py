@@ -10,13 +10,14 @@ from __future__ import annotations
 import html
 import re
 from pathlib import Path
+from urllib.parse import quote
 
 from bs4 import BeautifulSoup
 from lxml import html as lhtml
 from lxml.html import builder as E
 from markdownify import MarkdownConverter
 
-from ..book import Book, Chapter
+from ..book import Book, Chapter, Entry, Section
 from ..html import article as articles
 from ..html import links
 from ..html.description import first_paragraph
@@ -45,9 +46,10 @@ def language(pre) -> str:
 
 
 def url(options: Options, path: str, fragment: str = "") -> str:
-    """A site path as a link in the export: online with a site_url, else relative to the site root."""
+    """A site path (decoded) as a link in the export, percent-encoded: online with a site_url, else from the root."""
     base = options.site_url.rstrip("/") + "/" if options.site_url else ""
-    return base + path + (f"#{fragment}" if fragment else "") if base or path or fragment else "./"
+    link = quote(path) + (f"#{quote(fragment)}" if fragment else "")
+    return base + link if base or link else "./"
 
 
 def prepare(book: Book, chapter: Chapter, art: lhtml.HtmlElement, options: Options) -> lhtml.HtmlElement:
@@ -109,16 +111,47 @@ def full(options: Options, pages: list[str]) -> str:
 
 
 def index(book: Book, options: Options, described: dict[str, str]) -> str:
-    """llms.txt: title, summary, the full export's link, then one link per page with its one-line description."""
+    """llms.txt: title, summary, the full export's link, then one `##` section per part and per run of top-level pages.
+
+    A part lists its pages as the nav nests them (a list indented per level); a nested section without an index
+    page is an item without a link. Top-level pages before the first part are "Front matter", after the last
+    "Back matter", between two parts "Interlude".
+    """
     lines = [f"# {options.title}", "", f"> {options.subtitle}", ""]
     lines += [f"The whole book as one Markdown file: [{LLMS_FULL}]({url(options, LLMS_FULL)}).", ""]
-    sections = [("Front matter", book.front)]
-    sections += [(p.title, ([p.page] if p.page else []) + p.chapters) for p in book.parts]
-    sections += [("Back matter", book.back)]
-    for title, pages in sections:
-        if pages:
-            lines += [f"## {title}", "", *[_entry(c, options, described.get(c.src_uri, "")) for c in pages], ""]
+    parts = [i for i, item in enumerate(book.items) if isinstance(item, Section)]
+    run: list[str] = []
+    for i, item in enumerate(book.items):
+        if isinstance(item, Chapter):
+            run.append(_entry(item, options, described.get(item.src_uri, "")))
+            last = i + 1 == len(book.items) or isinstance(book.items[i + 1], Section)
+            if last:
+                title = "Front matter" if not parts or i < parts[0] else "Back matter" if i > parts[-1] else "Interlude"
+                lines += [f"## {title}", "", *run, ""]
+                run = []
+            continue
+        lines += [f"## {item.title}", ""]
+        if item.page:
+            lines.append(_entry(item.page, options, described.get(item.page.src_uri, "")))
+        lines += _tree(item.children, options, described, 0)
+        lines.append("")
     return "\n".join(lines)
+
+
+def _tree(entries: list[Entry], options: Options, described: dict[str, str], depth: int) -> list[str]:
+    """The list items of a section's entries, indented two spaces per level below the part."""
+    out = []
+    for entry in entries:
+        pad = "  " * depth
+        if isinstance(entry, Chapter):
+            out.append(pad + _entry(entry, options, described.get(entry.src_uri, "")))
+            continue
+        page = entry.page
+        out.append(
+            pad + (_entry(page, options, described.get(page.src_uri, "")) if page else f"- {entry.display_title}")
+        )
+        out += _tree(entry.children, options, described, depth + 1)
+    return out
 
 
 def _entry(chapter: Chapter, options: Options, description: str) -> str:
@@ -134,9 +167,16 @@ def _description(art: lhtml.HtmlElement) -> str:
 
 
 def write(book: Book, options: Options, site_dir: Path, out_dir: Path) -> int:
-    """Write llms.txt and llms-full.txt at the root of out_dir; return the number of pages exported."""
+    """Write llms.txt and llms-full.txt at the root of out_dir; return the number of pages exported.
+
+    In llms-full.txt a section without an index page is a heading of its own (``# 4.2 Group``), as in the PDF.
+    """
     described, pages = {}, []
-    for chapter in book.pages():
+    for entry in book.walk():
+        chapter = entry.page if isinstance(entry, Section) else entry
+        if chapter is None:
+            pages.append(f"# {entry.display_title}\n")
+            continue
         art = articles.load(site_dir, chapter)
         described[chapter.src_uri] = _description(art)
         pages.append(chapter_markdown(book, chapter, art, options))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +16,6 @@ DOWNLOADS = "downloads"  # a row of the Downloads page
 PAGE = "page"  # a link at the top of the page the output belongs to (Output.page)
 ROOT = "root"  # at the site root, announced in every page's <head> as an alternate version
 PLACES = (BANNER, DOWNLOADS, PAGE, ROOT)
-UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 LLMS, LLMS_FULL = "llms.txt", "llms-full.txt"  # the Markdown export, at the site root (the llms.txt convention)
 
 
@@ -80,11 +78,6 @@ def book_file(options: Options, suffix: str) -> str:
     return f"downloads/{options.output_name}{suffix}"
 
 
-def safe_slug(chapter: Chapter) -> str:
-    """The chapter's slug with anything but letters, digits, dot, dash and underscore replaced by a dash."""
-    return UNSAFE.sub("-", chapter.slug).strip("-") or "chapter"
-
-
 def has_pdf(chapter: Chapter) -> bool:
     """Whether a page of the book gets a PDF of its own: every numbered chapter does (parts and front matter not)."""
     return chapter.kind == "chapter"
@@ -96,8 +89,12 @@ def chapters_with_pdf(book: Book) -> list[Chapter]:
 
 
 def chapter_file(chapter: Chapter) -> str:
-    """Site path of a chapter's own PDF: ``downloads/chapters/<safe slug>.pdf``."""
-    return f"downloads/chapters/{safe_slug(chapter)}.pdf"
+    """Site path of a chapter's own PDF: ``downloads/chapters/<slug>.pdf``.
+
+    The slug is the book's one ASCII-safe identifier (mlbook.ids), unique per book (a clash is a build error at
+    its mkdocs.yml line), so any file name, CJK or with spaces, colons, ``#`` or ``%``, gives a safe, unique file.
+    """
+    return f"downloads/chapters/{chapter.slug}.pdf"
 
 
 def whole_book(suffix: str, media_type: str) -> Callable[[Book, Options], list[Output]]:

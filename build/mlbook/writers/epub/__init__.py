@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+import itertools
 import mimetypes
 import zipfile
 from pathlib import Path
 
 from ebooklib import epub
 
-from ...book import Book
+from ...book import Book, Section
+from ...diagnostics import EditionError
 from ...options import Options
 from ...provenance import as_datetime
 from ..outputs import atomic_path
 from ..registry import book_file
 from ..styles import epub_css
-from . import cover
-from .chapters import EpubError, chapter_html, file_name, toc_entry
+from . import cover, verify
+from .chapters import EpubError, chapter_html, file_name, section_html, toc
 
-__all__ = ["EpubError", "build", "write"]
+__all__ = ["EditionError", "EpubError", "build", "write"]
 
 
 def build(book: Book, options: Options, site_dir: Path):
@@ -38,35 +40,31 @@ def build(book: Book, options: Options, site_dir: Path):
     css = epub.EpubItem(uid="style", file_name="style.css", media_type="text/css", content=epub_css())
     eb.add_item(css)
     images: dict[str, str] = {}
-    items, toc = [], []
-    for chapter in book.pages():
-        item = epub.EpubHtml(title=chapter.display_title, file_name=file_name(chapter), lang=options.language)
-        item.content = chapter_html(book, chapter, options, site_dir, images)
+    items = []
+    for entry in book.walk():
+        page = entry.page if isinstance(entry, Section) else entry
+        item = epub.EpubHtml(title=entry.display_title, file_name=file_name(page or entry), lang=options.language)
+        if page is not None:
+            item.content = chapter_html(book, page, options, site_dir, images)
+        else:
+            item.content = section_html(entry)
         item.add_item(css)
         if "<svg" in item.content:
             item.properties.append("svg")
         eb.add_item(item)
         items.append(item)
-    for chapter in book.front:
-        toc.append(toc_entry(chapter, site_dir))
-    for part in book.parts:
-        head = part.page or (part.chapters[0] if part.chapters else None)
-        kids = [toc_entry(c, site_dir) for c in part.chapters]
-        toc.append((epub.Section(part.title, href=file_name(head) if head else None), kids))
-    for chapter in book.back:
-        toc.append(toc_entry(chapter, site_dir))
     for site_path, packaged in sorted(images.items()):
         data = (Path(site_dir) / site_path).read_bytes()
         mtype = mimetypes.guess_type(site_path)[0] or "application/octet-stream"
         eb.add_item(epub.EpubItem(uid=f"img-{len(eb.items)}", file_name=packaged, media_type=mtype, content=data))
-    eb.toc = toc
+    eb.toc = toc(book.items, site_dir, (f"nav-{n}" for n in itertools.count(1)))
     eb.add_item(epub.EpubNcx())
     eb.add_item(epub.EpubNav())
     eb.spine = ["cover", "nav", *items]
     eb.guide = [
         {"type": "cover", "href": "cover.xhtml", "title": "Cover"},
         {"type": "toc", "href": "nav.xhtml", "title": "Contents"},
-        {"type": "text", "href": file_name(book.pages()[0]), "title": "Start"},
+        {"type": "text", "href": items[0].file_name if items else "nav.xhtml", "title": "Start"},
     ]
     return eb
 
@@ -84,11 +82,18 @@ def _repack(src: Path, dst: Path, epoch: int) -> None:
 
 
 def write(book: Book, options: Options, site_dir: Path, out_dir: Path) -> int:
-    """Write the EPUB to ``out_dir/downloads/<output_name>.epub`` atomically; return its number of chapter documents."""
+    """Write the EPUB to ``out_dir/downloads/<output_name>.epub`` atomically; return its number of XHTML documents.
+
+    Raises EditionError with one finding per violation verify.check finds; the file is then left as it was.
+    """
     out = Path(out_dir) / book_file(options, ".epub")
     eb = build(book, options, Path(site_dir))
+    docs = {file_name(p): p.src_uri for p in book.pages()}
     with atomic_path(out) as tmp, atomic_path(Path(str(out) + ".raw")) as raw:
         epub.write_epub(str(raw), eb, {"mtime": as_datetime(options.epoch), "epub3_pages": False})
         _repack(raw, tmp, options.epoch)
+        findings = verify.check(tmp, docs)
+        if findings:
+            raise EditionError("EPUB", findings)
     Path(str(out) + ".raw").unlink(missing_ok=True)
-    return len(book.pages())
+    return len(book.walk())

@@ -1,4 +1,4 @@
-"""The EPUB's chapter documents: one XHTML per chapter, links rewritten to files#ids, images packaged."""
+"""The EPUB's documents: one XHTML per page or page-less section, links rewritten to files#ids, images packaged."""
 
 from __future__ import annotations
 
@@ -9,40 +9,65 @@ from ebooklib import epub
 from lxml import html as lhtml
 from lxml.html import builder as E
 
-from ...book import Book, Chapter
+from ... import ids
+from ...book import Book, Chapter, Entry, Section
+from ...diagnostics import WriterError
 from ...html import article as articles
 from ...html import links, offsite
 from ...html.printable import make_printable
 from ...options import Options
 
 
-class EpubError(RuntimeError):
+class EpubError(WriterError):
     """The EPUB could not be written; the message says why."""
 
 
-def file_name(chapter: Chapter) -> str:
-    """The chapter's XHTML document inside the EPUB."""
-    return f"{chapter.slug}.xhtml"
+def file_name(entry: Entry) -> str:
+    """The XHTML document of a page (or of a page-less section's generated title) inside the EPUB."""
+    return f"{entry.slug}.xhtml"
+
+
+def image_name(site_path: str, taken: set[str]) -> str:
+    """The packaged name of an image: ``images/`` and its site path spelt with the slug alphabet, made unique.
+
+    >>> image_name("分布式/图 1.PNG", set())
+    'images/u5206-u5e03-u5f0f/u56fe-1.png'
+    """
+    folder, _, name = site_path.rpartition("/")
+    stem, dot, suffix = name.rpartition(".")
+    stem, ext = (stem, f".{ids.slug(suffix)}") if dot and stem else (name, "")
+    base = posixpath.join("images", *[ids.slug(p) for p in folder.split("/") if p], ids.slug(stem))
+    candidate, n = base + ext, 1
+    while candidate.lower() in taken:
+        n += 1
+        candidate = f"{base}-{n}{ext}"
+    taken.add(candidate.lower())
+    return candidate
 
 
 def _rewrite(book: Book, chapter: Chapter, art, options: Options, images: dict[str, str]) -> None:
-    """Point links at chapter documents and images at packaged copies (collected in images: site path -> name)."""
+    """Spell ids safely, point links at documents and images at packaged copies (images: site path -> name)."""
+    for el in art.iter():
+        if isinstance(el.tag, str) and el.get("id"):
+            el.set("id", ids.element_id(el.get("id")))
     by_url = book.by_url()
     for a in list(art.iter("a")):
         href = a.get("href")
         if not href:
             continue
         target = links.resolve(chapter.url, href)
+        frag = f"#{ids.element_id(target.fragment)}" if target.fragment else ""
         if target.kind == "page" and target.url in by_url:
-            frag = f"#{target.fragment}" if target.fragment else ""
             a.set("href", file_name(by_url[target.url]) + frag)
         elif target.kind in ("page", "file"):
             offsite.point(a, target, options)
+    taken = {name.lower() for name in images.values()}
     for img in art.iter("img"):
         target = links.resolve(chapter.url, img.get("src") or "")
         if target.kind != "file":
             raise EpubError(f"{chapter.source}: image {img.get('src')!r} is not a file of the book")
-        images[target.url] = posixpath.join("images", target.url)
+        if target.url not in images:
+            images[target.url] = image_name(target.url, taken)
         img.set("src", images[target.url])
 
 
@@ -59,6 +84,10 @@ def _mark_footnotes(art) -> None:
         note.append(aside)
 
 
+def _document(title: str, body: lhtml.HtmlElement) -> str:
+    return lhtml.tostring(E.HTML(E.HEAD(E.TITLE(title)), body), encoding="unicode")
+
+
 def chapter_html(book: Book, chapter: Chapter, options: Options, site_dir: Path, images: dict) -> str:
     """The chapter's XHTML document body; the images it shows are added to images (site path -> packaged name)."""
     art = make_printable(articles.load(site_dir, chapter))
@@ -72,18 +101,40 @@ def chapter_html(book: Book, chapter: Chapter, options: Options, site_dir: Path,
         art.insert(0, title)
     body = E.BODY(*list(art))
     body.text = None
-    return lhtml.tostring(E.HTML(E.HEAD(E.TITLE(chapter.display_title)), body), encoding="unicode")
+    return _document(chapter.display_title, body)
 
 
-def toc_entry(chapter: Chapter, site_dir: Path):
-    """The chapter's entry of the EPUB's table of contents, with its level-2 sections beneath it."""
+def section_html(section: Section) -> str:
+    """The generated title document of a section without an index page: its numbered title alone."""
+    return _document(section.display_title, E.BODY(E.H1(section.display_title, id="title")))
+
+
+def _headings(chapter: Chapter, site_dir: Path, uids) -> list:
+    """Nav links to the chapter's level-2 sections."""
     art = articles.load(site_dir, chapter)
-    subs = [
-        epub.Link(f"{file_name(chapter)}#{hid}", text, f"{chapter.slug}--{hid}")
+    return [
+        epub.Link(f"{file_name(chapter)}#{ids.element_id(hid)}", text, next(uids))
         for hid, text in articles.headings(art, 2)
         if hid and text
     ]
-    link = epub.Link(file_name(chapter), chapter.display_title, chapter.slug)
-    if not subs:
-        return link
-    return (epub.Section(chapter.display_title, href=file_name(chapter)), subs)
+
+
+def toc(entries: list[Entry], site_dir: Path, uids) -> list:
+    """The EPUB's table of contents for entries, nested as the nav; a page's level-2 sections come beneath it.
+
+    uids yields the ids of the NCX entries (unique XML names). An entry with nothing beneath it is a plain
+    link, never a section with an empty list (an empty ``<ol/>`` is invalid in nav.xhtml).
+    """
+    out = []
+    for entry in entries:
+        page = entry.page if isinstance(entry, Section) else entry
+        subs = _headings(page, site_dir, uids) if page else []
+        if isinstance(entry, Section):
+            subs += toc(entry.children, site_dir, uids)
+        href = file_name(page or entry)
+        uid = next(uids)
+        if subs:
+            out.append((epub.Section(entry.display_title, href=href), subs))
+        else:
+            out.append(epub.Link(href, entry.display_title, uid))
+    return out

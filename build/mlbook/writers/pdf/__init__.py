@@ -8,6 +8,7 @@ from pathlib import Path
 from weasyprint import CSS, HTML
 
 from ...book import Book
+from ...diagnostics import WriterError
 from ...options import Options
 from ..outputs import atomic_path
 from ..registry import book_file
@@ -16,7 +17,7 @@ from . import chunks, combine, fonts
 from .render import ConfinedFetcher, WarningCollector, font_dates
 
 
-class PdfError(RuntimeError):
+class PdfError(WriterError):
     """The PDF could not be written correctly; the message lists every problem."""
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from urllib.parse import unquote
 
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import (
@@ -35,7 +36,11 @@ class Assembler:
         self.chunks = chunks
 
     def resolve_links(self) -> None:
-        """Turn XREF placeholder URI links into GoTo actions to the named destination of the anchor."""
+        """Turn XREF placeholder URI links into GoTo actions to the named destination of the anchor.
+
+        WeasyPrint writes a link URI percent-encoded (an anchor with non-ASCII letters) while the named
+        destination keeps the raw id, so the name is decoded before it is matched.
+        """
         names = set(self.writer.named_destinations)
         missing = []
         for page in self.writer.pages:
@@ -45,7 +50,7 @@ class Assembler:
                 uri = str(action.get("/URI", "")) if action is not None else ""
                 if not uri.startswith(XREF):
                     continue
-                name = uri[len(XREF) :]
+                name = unquote(uri[len(XREF) :])
                 if name not in names:
                     missing.append(name)
                 annot[NameObject("/A")] = DictionaryObject(

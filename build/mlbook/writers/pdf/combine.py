@@ -8,7 +8,8 @@ from pathlib import Path
 from lxml import html as lhtml
 from lxml.html import builder as E
 
-from ...book import Book, Chapter
+from ... import ids
+from ...book import Book, Chapter, Entry, Section
 from ...html import article as articles
 from ...html import codestyle, links, offsite
 from ...html.codewrap import drop_unstyled_spans, wrap_code
@@ -21,8 +22,11 @@ CODE_COLUMNS = 88
 
 
 def anchor(chapter: Chapter, element_id: str = "") -> str:
-    """The id an element of a chapter gets in a combined document: ``<slug>--<id>``, or ``<slug>`` itself."""
-    return f"{chapter.slug}--{element_id}" if element_id else chapter.slug
+    """The id an element of a chapter gets in a combined document: ``<slug>--<id>``, or ``<slug>`` itself.
+
+    Both halves are ASCII-safe (mlbook.ids), so WeasyPrint never percent-encodes a link to it.
+    """
+    return f"{chapter.slug}--{ids.element_id(element_id)}" if element_id else chapter.slug
 
 
 def rewrite_chapter(book: Book, chapter: Chapter, art: lhtml.HtmlElement, options: Options, site_dir: Path) -> None:
@@ -52,45 +56,61 @@ def _print_link(by_url: dict[str, Chapter], chapter: Chapter, a: lhtml.HtmlEleme
 
 
 def chapter_section(book: Book, chapter: Chapter, options: Options, site_dir: Path) -> lhtml.HtmlElement:
-    """The chapter's printable article wrapped in ``<section id=slug>``, its title set from the book model."""
+    """The chapter's printable article wrapped in ``<section id=slug>``, its title set from the book model.
+
+    A chapter nested below level 2 gets its outline level inline (the stylesheet sets levels 1 to 3).
+    """
     art = make_printable(articles.load(site_dir, chapter))
     rewrite_chapter(book, chapter, art, options, site_dir)
     h1 = art.find(".//h1")
     if h1 is not None:
         h1.getparent().remove(h1)
-    kind = {"part": "part", "front": "chapter front", "back": "chapter front"}.get(chapter.kind, "chapter")
-    section = E.SECTION(E.CLASS(kind), id=chapter.slug)
+    section = _titled(chapter.kind, chapter.slug, chapter.title, chapter.number, chapter.level)
     section.set("data-title", chapter.title)
-    title = E.H1(E.CLASS("part-title" if chapter.kind == "part" else "chapter-title"))
-    if chapter.kind == "chapter" and chapter.number:
-        title.append(E.SPAN(E.CLASS("num"), chapter.number))
-        title[-1].tail = " " + chapter.title
-    else:
-        title.text = chapter.title
-    section.append(title)
-    section.text = None
     for child in list(art):
         section.append(child)
+    if chapter.level > 2:
+        for h2 in section.iter("h2"):
+            h2.set("style", f"bookmark-level: {chapter.level + 1}")
+    return section
+
+
+def _titled(kind: str, slug: str, title: str, number: str, level: int) -> lhtml.HtmlElement:
+    """``<section id=slug>`` holding only the numbered ``<h1>`` of a page or of a page-less section."""
+    css = {"part": "part", "front": "chapter front"}.get(kind, "chapter")
+    section = E.SECTION(E.CLASS(css), id=slug)
+    heading = E.H1(E.CLASS("part-title" if kind == "part" else "chapter-title"))
+    if kind == "chapter" and number:
+        heading.append(E.SPAN(E.CLASS("num"), number))
+        heading[-1].tail = " " + title
+    else:
+        heading.text = title
+    if level > 2:
+        heading.set("style", f"bookmark-level: {level}")
+    section.append(heading)
     return section
 
 
 def toc(book: Book) -> lhtml.HtmlElement:
-    """The table of contents; page numbers come from CSS target-counter() on each link."""
-    top = E.OL()
-    for chapter in book.front:
-        top.append(E.LI(E.CLASS("toc-front"), E.A(chapter.title, href="#" + chapter.slug)))
-    for part in book.parts:
-        inner = E.OL(*[_toc_entry(c) for c in part.chapters])
-        top.append(E.LI(E.CLASS("toc-part"), E.A(part.title, href="#" + part.slug), inner))
-    for chapter in book.back:
-        top.append(E.LI(E.CLASS("toc-front"), E.A(chapter.title, href="#" + chapter.slug)))
-    return E.NAV(E.CLASS("toc"), E.H2(E.CLASS("toc-title"), "Contents"), top)
+    """The table of contents, nested as the nav; page numbers come from CSS target-counter() on each link."""
+    return E.NAV(E.CLASS("toc"), E.H2(E.CLASS("toc-title"), "Contents"), _toc_list(book.items))
 
 
-def _toc_entry(chapter: Chapter) -> lhtml.HtmlElement:
-    link = E.A(E.SPAN(E.CLASS("num"), chapter.number), href="#" + chapter.slug)
-    link[-1].tail = " " + chapter.title
-    return E.LI(E.CLASS("toc-chapter"), link)
+def _toc_list(entries: list[Entry]) -> lhtml.HtmlElement:
+    return E.OL(*[_toc_entry(e) for e in entries])
+
+
+def _toc_entry(entry: Entry) -> lhtml.HtmlElement:
+    if entry.level == 1:
+        css = "toc-part" if isinstance(entry, Section) else "toc-front"
+        li = E.LI(E.CLASS(css), E.A(entry.title, href="#" + entry.slug))
+    else:
+        link = E.A(E.SPAN(E.CLASS("num"), entry.number), href="#" + entry.slug)
+        link[-1].tail = " " + entry.title
+        li = E.LI(E.CLASS("toc-chapter"), link)
+    if isinstance(entry, Section) and entry.children:
+        li.append(_toc_list(entry.children))
+    return li
 
 
 def front_matter(options: Options) -> list[lhtml.HtmlElement]:
@@ -142,15 +162,39 @@ def head(options: Options) -> str:
 
 
 def body_sections(book: Book, options: Options, site_dir: Path) -> list[lhtml.HtmlElement]:
-    """Every page of the book as a ``<section>``, in reading order (front matter, parts, back matter)."""
-    out = [chapter_section(book, chapter, options, site_dir) for chapter in book.front]
-    for part in book.parts:
-        if part.page:
-            out.append(chapter_section(book, part.page, options, site_dir))
+    """Every page of the book as a ``<section>``, in nav order, with a title for each page-less section.
+
+    A part without an index page is a divider page; a nested section without one is its numbered heading, kept on
+    one page with what follows it (a ``<div>`` holds them, so no chunk boundary falls between them).
+    """
+    out: list[lhtml.HtmlElement] = []
+    pending: list[lhtml.HtmlElement] = []
+
+    def emit(section: lhtml.HtmlElement) -> None:
+        if pending:
+            section.set("style", "break-before: avoid")
+            out.append(E.DIV(E.CLASS("group-start"), *pending, section))
+            pending.clear()
         else:
-            out.append(E.SECTION(E.CLASS("part"), E.H1(E.CLASS("part-title"), part.title), id=part.slug))
-        out += [chapter_section(book, chapter, options, site_dir) for chapter in part.chapters]
-    return out + [chapter_section(book, chapter, options, site_dir) for chapter in book.back]
+            out.append(section)
+
+    def visit(entries: list[Entry]) -> None:
+        for entry in entries:
+            if isinstance(entry, Chapter):
+                emit(chapter_section(book, entry, options, site_dir))
+                continue
+            if entry.page is not None:
+                emit(chapter_section(book, entry.page, options, site_dir))
+            elif entry.level == 1:
+                emit(_titled("part", entry.slug, entry.title, "", 1))
+            else:
+                heading = _titled("chapter", entry.slug, entry.title, entry.number, entry.level)
+                pending.append(heading)
+            visit(entry.children)
+
+    visit(book.items)
+    out += pending
+    return out
 
 
 def html_document(elements: list[lhtml.HtmlElement], options: Options) -> str:

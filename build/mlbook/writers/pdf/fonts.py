@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+from ...diagnostics import WriterError
+
 # family -> Debian package that installs it.
 REQUIRED = {
     "Noto Serif": "fonts-noto-core",
@@ -15,7 +17,7 @@ REQUIRED = {
 }
 
 
-class MissingFonts(RuntimeError):
+class MissingFonts(WriterError):
     """Raised when a font family the PDF uses is not installed; the message names the packages."""
 
 
