@@ -14,7 +14,7 @@ from ..outputs import atomic_path
 from ..registry import book_file
 from ..styles import STYLES, pdf_css
 from . import chunks, combine, fonts
-from .render import ConfinedFetcher, WarningCollector
+from .render import ConfinedFetcher, WarningCollector, font_dates
 
 
 class PdfError(WriterError):
@@ -51,19 +51,20 @@ def _write_single(book: Book, options: Options, site_dir: Path, out: Path) -> in
     wlog = logging.getLogger("weasyprint")
     wlog.addHandler(collect)
     try:
-        doc = HTML(string=source, base_url=site_dir.as_uri() + "/", url_fetcher=fetcher).render(
-            stylesheets=[CSS(string=pdf_css(), url_fetcher=fetcher)]
-        )
-        problems = collect.messages + [f"refused: {u}" for u in fetcher.refused]
-        if problems:
-            raise PdfError("; ".join(sorted(set(problems))))
-        with atomic_path(out) as tmp:
-            doc.write_pdf(
-                tmp,
-                pdf_identifier=options.identifier.encode("utf-8"),
-                pdf_variant=options.pdf_variant or None,
-                custom_metadata=True,  # the Edition <meta> of combine.head becomes the /Edition key
+        with font_dates(options.epoch):
+            doc = HTML(string=source, base_url=site_dir.as_uri() + "/", url_fetcher=fetcher).render(
+                stylesheets=[CSS(string=pdf_css(), url_fetcher=fetcher)]
             )
+            problems = collect.messages + [f"refused: {u}" for u in fetcher.refused]
+            if problems:
+                raise PdfError("; ".join(sorted(set(problems))))
+            with atomic_path(out) as tmp:
+                doc.write_pdf(
+                    tmp,
+                    pdf_identifier=options.identifier.encode("utf-8"),
+                    pdf_variant=options.pdf_variant or None,
+                    custom_metadata=True,  # the Edition <meta> of combine.head becomes the /Edition key
+                )
     finally:
         wlog.removeHandler(collect)
     return len(doc.pages)

@@ -26,9 +26,11 @@ class ChunkCache:
         self.used: set[str] = set()
 
     def key(self, job: tuple) -> str:
-        """sha256 of the job (HTML, CSS, roots, identifier), the files it embeds, and WeasyPrint's version."""
-        source, base_url, css, roots, identifier = job
-        h = hashlib.sha256("\0".join([source, base_url, css, *roots, weasyprint.__version__, FORMAT]).encode())
+        """sha256 of the job (HTML, CSS, roots, identifier, epoch), the files it embeds, and WeasyPrint's version."""
+        source, base_url, css, roots, identifier, epoch = job
+        h = hashlib.sha256(
+            "\0".join([source, base_url, css, *roots, str(epoch), weasyprint.__version__, FORMAT]).encode()
+        )
         h.update(identifier)
         for uri in sorted(set(FILE_URI.findall(source))):
             path = Path(unquote(uri))
