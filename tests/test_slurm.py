@@ -333,9 +333,8 @@ def stop_cluster(root: Path, munge_dir: Path, cluster: Cluster | None = None) ->
             pass
 
 
-@pytest.fixture(scope="session")
-def slurm(tmp_path_factory) -> Iterator[Cluster]:
-    """A running two-node SLURM cluster (n1, n2) for the whole test session."""
+def start_session_cluster(tmp_path_factory) -> Iterator[Cluster]:
+    """A running two-node SLURM cluster (n1, n2) for the whole test session (conftest's ``slurm`` fixture)."""
     tools = {name: find_tool(name) for name in (*DAEMONS, *CLIENTS)}
     missing = sorted(name for name, path in tools.items() if path is None)
     require(

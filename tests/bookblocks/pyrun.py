@@ -1,0 +1,101 @@
+"""Run one chapter's Python blocks in this process, in order, in one namespace; print JSON results.
+
+Usage: ``python -m bookblocks.pyrun ROOT book/x.md TIMEOUT RESULTS.json``.  Warnings are errors, as in the test suite.
+A block marked ``needs-gpu`` or ``needs-multi-gpu`` runs too and must fail with a GPU-related error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import signal
+import sys
+import traceback
+import warnings
+from pathlib import Path
+
+from bookblocks import substitutions
+from bookblocks.collect import parse_chapter
+from bookblocks.markers import MUST_FAIL_ON_CPU
+
+# An error whose text matches this is what a missing GPU looks like (CUDA, NCCL, NVML, a device count).
+GPU_ERROR = re.compile(r"cuda|gpu|nccl|nvml|nvidia|device|triton|accelerator", re.IGNORECASE)
+
+
+class BlockTimeout(Exception):
+    """Raised inside a block that ran past its time."""
+
+
+def _alarm(signum, frame):
+    raise BlockTimeout
+
+
+def _error_text(exc: BaseException, path: str) -> str:
+    """The exception and the book lines of its traceback (frames of the chapter file only)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
+    where = f" (line {frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}".strip()
+
+
+def run(root: Path, relpath: str, timeout: int, out: Path) -> list[dict]:
+    """Evaluate the Python blocks of ``root/relpath``; write (after each block) and return one result each.
+
+    Writing after each block keeps the results of the blocks before one that kills the interpreter.
+    """
+    document = parse_chapter(root / relpath, root)
+    results = []
+    signal.signal(signal.SIGALRM, _alarm)
+    for example in document.examples():
+        block = example.parsed
+        if block.runner != "python" or block.included or block.problems:
+            continue
+        reason = block.reason
+        result = {"line": block.line, "reason": reason}
+        if reason and reason not in MUST_FAIL_ON_CPU:
+            results.append({**result, "status": "skipped"})
+            out.write_text(json.dumps(results))
+            continue
+        source, log = substitutions.apply(block.source)
+        result["substitutions"] = log
+        code = compile("\n" * (block.line) + source, document.path, "exec", dont_inherit=True)
+        error = None
+        captured = io.StringIO()
+        signal.alarm(timeout)
+        try:
+            with warnings.catch_warnings(), contextlib.redirect_stdout(captured):
+                warnings.simplefilter("error")
+                for message, _why in substitutions.ALLOWED_WARNINGS:
+                    warnings.filterwarnings("default", message=re.escape(message))
+                exec(code, document.namespace)
+        except BlockTimeout:
+            error = f"code block timed out after {timeout} s"
+        except BaseException as exc:  # noqa: BLE001 - the block's own failure is the result
+            error = _error_text(exc, document.path)
+        finally:
+            signal.alarm(0)
+        document.namespace.pop("__builtins__", None)
+        sys.stdout.write(captured.getvalue())
+        results.append({**result, "status": _status(reason, error), "error": error, "output": captured.getvalue()})
+        out.write_text(json.dumps(results))
+    return results
+
+
+def _status(reason: str | None, error: str | None) -> str:
+    if reason is None:
+        return "failed" if error else "passed"
+    if error is None:
+        return "stale-marker"
+    return "xfailed" if GPU_ERROR.search(error) else "wrong-failure"
+
+
+def main() -> int:
+    """Command-line entry: print the results as one JSON list."""
+    root, relpath, timeout, out = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
+    run(root, relpath, timeout, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

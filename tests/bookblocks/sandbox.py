@@ -1,0 +1,133 @@
+"""Run a command as the unprivileged user ``nobody``, in a temporary HOME and folder, without network.
+
+``unshare --net`` gives the command a network namespace of its own with only the loopback device
+(brought up, so that ``torchrun --standalone`` and Gloo work on 127.0.0.1); ``runuser -u nobody``
+drops root; ``env -i`` sets exactly the variables given.  A block that needs root, the network or a
+daemon fails here and must carry a marker.  SLURM user commands are the one exception to the network
+rule: the client must reach the test cluster's controller on the host's 127.0.0.1, so those blocks
+keep the host's network namespace (still as ``nobody``, in the temporary folder).
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FAKES = REPO / "tests" / "fakes" / "bin"
+USER = "nobody"
+
+
+@dataclass
+class Outcome:
+    """What one sandboxed run did: exit code (None on timeout), combined output, seconds allowed."""
+
+    returncode: int | None
+    output: str
+    timeout: float
+
+    @property
+    def timed_out(self) -> bool:
+        """True when the command was killed at its time limit."""
+        return self.returncode is None
+
+
+def available() -> str | None:
+    """None when the sandbox can run here, else the reason it cannot (for a skip or a CI failure)."""
+    if os.geteuid() != 0:
+        return "the code-block sandbox needs root (unshare --net, runuser -u nobody)"
+    for tool in ("unshare", "runuser", "ip"):
+        if not (shutil.which(tool) or shutil.which(tool, path="/usr/sbin:/sbin")):
+            return f"{tool} is not installed (apt-get install util-linux iproute2)"
+    return None
+
+
+def make_workdir(path: Path) -> Path:
+    """Create ``path`` (with ``home/`` inside) owned by nobody, with a copy of the repository's scripts/."""
+    user = pwd.getpwnam(USER)
+    (path / "home").mkdir(parents=True, exist_ok=True)
+    shutil.copytree(REPO / "scripts", path / "scripts", dirs_exist_ok=True)
+    for folder, dirs, files in os.walk(path):
+        for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
+            os.chown(name, user.pw_uid, user.pw_gid)
+    path.chmod(0o755)
+    return path
+
+
+def environment(workdir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The variables a sandboxed command sees: fakes first on PATH, then this Python's folder."""
+    path = os.pathsep.join([str(FAKES), str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"])
+    return {
+        "PATH": path,
+        "HOME": str(workdir / "home"),
+        "USER": USER,
+        "LOGNAME": USER,
+        "TMPDIR": str(workdir),
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONWARNINGS": "error",
+        "GLOO_SOCKET_IFNAME": "lo",
+        "MASTER_ADDR": "127.0.0.1",
+        **(extra or {}),
+    }
+
+
+# Runs as root inside the new namespaces, then drops to nobody.  /root is replaced by an empty tmpfs (the
+# host's home stays hidden), except the Python installation when it lives under /root (pyenv), which is
+# bind-mounted back so that nobody can run this interpreter.
+_SETUP = """set -e
+if [ "$SANDBOX_NET" = off ]; then ip link set lo up; fi
+case "$SANDBOX_PREFIX" in /root/*)
+  mount --bind "$SANDBOX_PREFIX" "$SANDBOX_KEEP"
+  mount -t tmpfs -o mode=755 tmpfs /root
+  mkdir -p "$SANDBOX_PREFIX"
+  mount --move "$SANDBOX_KEEP" "$SANDBOX_PREFIX";;
+esac
+exec "$@"
+"""
+
+
+def run(argv: list[str], workdir: Path, timeout: float, env: dict[str, str], network: bool = False) -> Outcome:
+    """Run ``argv`` in the sandbox; kill its whole process group at ``timeout`` seconds."""
+    assignments = [f"{key}={value}" for key, value in env.items()]
+    user_cmd = ["runuser", "-u", USER, "--", "env", "-i", *assignments, *argv]
+    keep = workdir / ".interpreter"
+    keep.mkdir(exist_ok=True)
+    setup_env = {
+        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+        "SANDBOX_NET": "on" if network else "off",
+        "SANDBOX_PREFIX": sys.base_prefix,
+        "SANDBOX_KEEP": str(keep),
+    }
+    namespaces = ["--mount"] if network else ["--mount", "--net"]
+    cmd = ["unshare", *namespaces, "--", "sh", "-c", _SETUP, "sh", *user_cmd]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=workdir,
+        env=setup_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+        code: int | None = proc.returncode
+    except subprocess.TimeoutExpired:
+        code = None
+        output = ""
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # background jobs the block started
+        except ProcessLookupError:
+            pass
+    if code is None:
+        output, _ = proc.communicate()
+    return Outcome(code, output or "", timeout)
