@@ -20,6 +20,16 @@ from bookblocks.markers import Block
 TESTS = Path(__file__).resolve().parents[1]
 BASH_TIMEOUT = 60  # seconds per bash block
 PYTHON_TIMEOUT = 60  # seconds per Python block
+# The prose tells the reader to save a block as a file; the runner does the same, writing the block into
+# the chapter's folder before any block runs.  In the paragraph just before a block, "save it as `x.py`",
+# "In `x.py`, ..." or "The following `x.py`" name the block below; "Saved as `x.py` and run ..." or
+# "the sampler above saved as `x.py`" name the block above.
+_NAME = r"`(?P<name>[\w.-]+\.(?:py|sh|slurm|yaml|json|txt))`"
+SAVE_NEXT = re.compile(
+    r"(?:\b[Ss]ave (?:it|this|them|the [\w -]{1,30}?) (?:as|to)|(?:^|\. )In|\b[Tt]he following|"
+    r"\b[Tt]he file below, saved as|, as) " + _NAME
+)
+SAVE_PREV = re.compile(r"(?:(?:^|\. )Saved as|\babove saved as) " + _NAME)
 SLURM_CLIENT = re.compile(r"(?<![\w./-])(sbatch|srun|salloc|squeue|sinfo|scontrol|scancel|sacct|sstat|sprio)\b")
 
 
@@ -59,6 +69,7 @@ def run_chapter(root: Path, relpath: str, workdir: Path, slurm_env: dict[str, st
     """Run the blocks of ``root/relpath`` with ``workdir`` as the sandbox's folder (created here)."""
     blocks = chapter_blocks(root / relpath, root)
     sandbox.make_workdir(workdir)
+    save_files(blocks, (root / relpath).read_text(encoding="utf-8").splitlines(), workdir)
     by_line: dict[int, Result] = {}
     for block in blocks:
         early = _static(block)
@@ -77,6 +88,33 @@ def run_chapter(root: Path, relpath: str, workdir: Path, slurm_env: dict[str, st
     results = [by_line[b.line] for b in blocks if b.line in by_line]
     results += outputs.compare(blocks, by_line)
     return ChapterRun(relpath, blocks, results)
+
+
+def saved_files(blocks: list[Block], lines: list[str]) -> dict[str, Block]:
+    """File name -> block, for each block the paragraph before it (or after it) tells the reader to save."""
+    found: dict[str, Block] = {}
+    for index, block in enumerate(blocks):
+        paragraph: list[str] = []
+        for line in reversed(lines[: block.line - 1]):
+            if not line.strip() and paragraph:
+                break
+            if line.strip():
+                paragraph.insert(0, line.strip())
+        prose = " ".join(paragraph)
+        for match in SAVE_NEXT.finditer(prose):
+            found[match.group("name")] = block
+        for match in SAVE_PREV.finditer(prose):
+            if index:
+                found[match.group("name")] = blocks[index - 1]
+    return {name: block for name, block in found.items() if block.runner}
+
+
+def save_files(blocks: list[Block], lines: list[str], workdir: Path) -> None:
+    """Write each block the prose names a file into ``workdir``, owned by the sandbox's user."""
+    for name, block in saved_files(blocks, lines).items():
+        path = workdir / name
+        path.write_text(block.source, encoding="utf-8")
+        shutil.chown(path, sandbox.USER)
 
 
 def _static(block: Block) -> Result | None:

@@ -83,6 +83,7 @@ def environment(workdir: Path, extra: dict[str, str] | None = None) -> dict[str,
 # host's home stays hidden), except the Python installation when it lives under /root (pyenv), which is
 # bind-mounted back so that nobody can run this interpreter.
 _SETUP = """set -e
+readlink /proc/self/ns/mnt > "$SANDBOX_NSFILE"
 if [ "$SANDBOX_NET" = off ]; then ip link set lo up; fi
 case "$SANDBOX_PREFIX" in /root/*)
   mount --bind "$SANDBOX_PREFIX" "$SANDBOX_KEEP"
@@ -105,29 +106,43 @@ def run(argv: list[str], workdir: Path, timeout: float, env: dict[str, str], net
         "SANDBOX_NET": "on" if network else "off",
         "SANDBOX_PREFIX": sys.base_prefix,
         "SANDBOX_KEEP": str(keep),
+        "SANDBOX_NSFILE": str(workdir / ".namespace"),
     }
     namespaces = ["--mount"] if network else ["--mount", "--net"]
     cmd = ["unshare", *namespaces, "--", "sh", "-c", _SETUP, "sh", *user_cmd]
-    proc = subprocess.Popen(
-        cmd,
-        cwd=workdir,
-        env=setup_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        output, _ = proc.communicate(timeout=timeout)
-        code: int | None = proc.returncode
-    except subprocess.TimeoutExpired:
-        code = None
-        output = ""
-    finally:
+    log = workdir / ".output"
+    with open(log, "w", encoding="utf-8") as out:
+        proc = subprocess.Popen(
+            cmd, cwd=workdir, env=setup_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
         try:
-            os.killpg(proc.pid, signal.SIGKILL)  # background jobs the block started
+            code: int | None = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            code = None
+        kill_namespace(workdir / ".namespace")
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    if code is None:
-        output, _ = proc.communicate()
-    return Outcome(code, output or "", timeout)
+        proc.wait()
+    return Outcome(code, log.read_text(encoding="utf-8", errors="replace"), timeout)
+
+
+def kill_namespace(nsfile: Path) -> None:
+    """Kill every process left in the sandbox's mount namespace (background jobs, torchrun workers).
+
+    Each run gets a mount namespace of its own, so its id names exactly the processes the block started,
+    including those that left the process group with setsid.
+    """
+    try:
+        namespace = nsfile.read_text().strip()
+    except OSError:
+        return
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if os.readlink(proc / "ns" / "mnt") == namespace:
+                os.kill(int(proc.name), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            continue
