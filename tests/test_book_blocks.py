@@ -68,7 +68,7 @@ PENDING_MOVES: dict[str, int] = {
     "book/orchestration/slurm-users.md": 1,
     "book/training/checkpoints.md": 1,
     "book/training/emulating-multi-node.md": 1,
-    "book/training/fault-tolerance.md": 3,
+    "book/training/fault-tolerance.md": 1,
     "book/training/hyperparameters-data.md": 2,
     "book/training/numeric-formats.md": 1,
     "book/training/reproducibility.md": 3,
@@ -155,3 +155,21 @@ def test_reason_labels_are_on_the_site():
     css = (ROOT / "book" / "assets" / "site.css").read_text(encoding="utf-8")
     missing = [reason for reason, label in REASONS.items() if f".{reason}" not in css or f'"{label}"' not in css]
     assert not missing, f"book/assets/site.css has no label for: {', '.join(missing)}"
+
+
+@pytest.mark.slow
+def test_pdf_and_epub_show_no_labels(real_site: Path):
+    """The labels come from the site CSS only: the PDF text and the EPUB styles have none of them."""
+    from inspect_outputs import epub_files, pdf_text
+
+    labels = [label for reason, label in REASONS.items() if reason.startswith("needs-")]
+    downloads = real_site / "downloads"
+    styles = {name: data.decode() for name, data in epub_files(downloads / "ml-engineering-book.epub").items()}
+    for name, text in styles.items():
+        if name.endswith(".css"):
+            assert not [label for label in labels if label in text], f"{name} labels code blocks"
+    squeeze = "".join(pdf_text(downloads / "ml-engineering-book.pdf").split())
+    prose = "".join(" ".join((ROOT / p).read_text(encoding="utf-8") for p in CHAPTERS).split())
+    for label in labels:
+        word = "".join(label.split())
+        assert squeeze.count(word) <= prose.count(word), f"the PDF shows the label {label!r} on code blocks"

@@ -29,6 +29,7 @@ REASONS = {
     "needs-network": "needs the network",
     "needs-cluster": "needs a live cluster",
     "needs-hardware": "needs special hardware",
+    "needs-package": "needs a package CI lacks",
     "fragment": "fragment",
     "config": "configuration",
 }

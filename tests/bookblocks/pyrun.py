@@ -1,6 +1,7 @@
 """Run one chapter's Python blocks in this process, in order, in one namespace; print JSON results.
 
-Usage: ``python -m bookblocks.pyrun ROOT book/x.md TIMEOUT RESULTS.json``.  Warnings are errors, as in the test suite.
+Usage: ``python -m bookblocks.pyrun ROOT book/x.md TIMEOUT RESULTS.json LINE,LINE,...`` (the blocks to run).
+Warnings are errors, as in the test suite.
 A block marked ``needs-gpu`` or ``needs-multi-gpu`` runs too and must fail with a GPU-related error.
 """
 
@@ -13,6 +14,7 @@ import re
 import signal
 import sys
 import traceback
+import types
 import warnings
 from pathlib import Path
 
@@ -20,8 +22,10 @@ from bookblocks import substitutions
 from bookblocks.collect import parse_chapter
 from bookblocks.markers import MUST_FAIL_ON_CPU
 
-# An error whose text matches this is what a missing GPU looks like (CUDA, NCCL, NVML, a device count).
+# An error whose text matches this is what a missing GPU looks like (CUDA, NCCL, NVML, a device count);
+# these exception types are bugs in the block itself, whatever it needs, and never count as "needs a GPU".
 GPU_ERROR = re.compile(r"cuda|gpu|nccl|nvml|nvidia|device|triton|accelerator", re.IGNORECASE)
+BOOK_BUGS = ("NameError", "SyntaxError", "ImportError", "ModuleNotFoundError", "IndentationError", "TypeError")
 
 
 class BlockTimeout(Exception):
@@ -39,17 +43,24 @@ def _error_text(exc: BaseException, path: str) -> str:
     return f"{type(exc).__name__}: {exc}{where}".strip()
 
 
-def run(root: Path, relpath: str, timeout: int, out: Path) -> list[dict]:
+def run(root: Path, relpath: str, timeout: int, out: Path, lines: set[int]) -> list[dict]:
     """Evaluate the Python blocks of ``root/relpath``; write (after each block) and return one result each.
 
     Writing after each block keeps the results of the blocks before one that kills the interpreter.
     """
     document = parse_chapter(root / relpath, root)
+    # The blocks run as the reader's script would: in a module called __main__ (so classes pickle and
+    # `if __name__ == "__main__":` holds), with no command-line arguments.
+    main = types.ModuleType("__main__")
+    main.__dict__.update(document.namespace)
+    sys.modules["__main__"] = main
+    document.namespace = main.__dict__
+    sys.argv = [relpath]
     results = []
     signal.signal(signal.SIGALRM, _alarm)
     for example in document.examples():
         block = example.parsed
-        if block.runner != "python" or block.included or block.problems:
+        if block.runner != "python" or block.line not in lines:
             continue
         reason = block.reason
         result = {"line": block.line, "reason": reason}
@@ -67,7 +78,7 @@ def run(root: Path, relpath: str, timeout: int, out: Path) -> list[dict]:
             with warnings.catch_warnings(), contextlib.redirect_stdout(captured):
                 warnings.simplefilter("error")
                 for message, _why in substitutions.ALLOWED_WARNINGS:
-                    warnings.filterwarnings("default", message=re.escape(message))
+                    warnings.filterwarnings("default", message=".*" + re.escape(message))
                 exec(code, document.namespace)
         except BlockTimeout:
             error = f"code block timed out after {timeout} s"
@@ -75,7 +86,6 @@ def run(root: Path, relpath: str, timeout: int, out: Path) -> list[dict]:
             error = _error_text(exc, document.path)
         finally:
             signal.alarm(0)
-        document.namespace.pop("__builtins__", None)
         sys.stdout.write(captured.getvalue())
         results.append({**result, "status": _status(reason, error), "error": error, "output": captured.getvalue()})
         out.write_text(json.dumps(results))
@@ -87,13 +97,15 @@ def _status(reason: str | None, error: str | None) -> str:
         return "failed" if error else "passed"
     if error is None:
         return "stale-marker"
-    return "xfailed" if GPU_ERROR.search(error) else "wrong-failure"
+    if error.split(":", 1)[0] in BOOK_BUGS and not GPU_ERROR.search(error):
+        return "wrong-failure"
+    return "xfailed"
 
 
 def main() -> int:
     """Command-line entry: print the results as one JSON list."""
     root, relpath, timeout, out = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
-    run(root, relpath, timeout, out)
+    run(root, relpath, timeout, out, {int(line) for line in sys.argv[5].split(",")})
     return 0
 
 

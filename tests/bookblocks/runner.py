@@ -29,6 +29,8 @@ SAVE_NEXT = re.compile(
     r"(?:\b[Ss]ave (?:it|this|them|the [\w -]{1,30}?) (?:as|to)|(?:^|\. )In|\b[Tt]he following|"
     r"\b[Tt]he file below, saved as|, as) " + _NAME
 )
+# A block whose first line is a comment naming a file ("# fsdp2_toy.py: shard ...") is that file.
+FIRST_LINE = re.compile(r"#\s*(?P<name>[\w.-]+\.(?:py|sh|slurm))\b")
 SAVE_PREV = re.compile(r"(?:(?:^|\. )Saved as|\babove saved as) " + _NAME)
 SLURM_CLIENT = re.compile(r"(?<![\w./-])(sbatch|srun|salloc|squeue|sinfo|scontrol|scancel|sacct|sstat|sprio)\b")
 
@@ -69,22 +71,31 @@ def run_chapter(root: Path, relpath: str, workdir: Path, slurm_env: dict[str, st
     """Run the blocks of ``root/relpath`` with ``workdir`` as the sandbox's folder (created here)."""
     blocks = chapter_blocks(root / relpath, root)
     sandbox.make_workdir(workdir)
-    save_files(blocks, (root / relpath).read_text(encoding="utf-8").splitlines(), workdir)
+    saved = saved_files(blocks, (root / relpath).read_text(encoding="utf-8").splitlines())
+    save_files(saved, workdir)
     by_line: dict[int, Result] = {}
     for block in blocks:
         early = _static(block)
         if early is not None:
             by_line[block.line] = early
-    python = [b for b in blocks if b.runner == "python" and b.line not in by_line]
+    launched = launched_by(blocks, saved)
+    python = [b for b in blocks if b.runner == "python" and b.line not in by_line and b.line not in launched]
     if python:
         by_line.update(_run_python(root, relpath, python, workdir))
     for block in blocks:
-        if block.line in by_line:
+        if block.line in by_line or block.line in launched:
             continue
         if block.runner == "bash":
             by_line[block.line] = _run_bash(block, workdir, slurm_env)
         elif block.runner in ("yaml", "json", "dockerfile"):
             by_line[block.line] = validate.check(block, root)
+    for line, (name, runs) in launched.items():
+        block = next(b for b in blocks if b.line == line)
+        failed = [r for r in runs if by_line[r.line].status != "passed"]
+        if failed:
+            by_line[line] = fail(block, "python block failed", f"run as {name} by line {failed[0].line}, which failed")
+        else:
+            by_line[line] = Result(block, "passed")
     results = [by_line[b.line] for b in blocks if b.line in by_line]
     results += outputs.compare(blocks, by_line)
     return ChapterRun(relpath, blocks, results)
@@ -103,15 +114,36 @@ def saved_files(blocks: list[Block], lines: list[str]) -> dict[str, Block]:
         prose = " ".join(paragraph)
         for match in SAVE_NEXT.finditer(prose):
             found[match.group("name")] = block
+        earlier = [b for b in blocks[:index] if b.runner]
         for match in SAVE_PREV.finditer(prose):
-            if index:
-                found[match.group("name")] = blocks[index - 1]
+            if earlier:
+                found[match.group("name")] = earlier[-1]
+        first = FIRST_LINE.match(block.source)
+        if first:
+            found.setdefault(first.group("name"), block)
     return {name: block for name, block in found.items() if block.runner}
 
 
-def save_files(blocks: list[Block], lines: list[str], workdir: Path) -> None:
+def launched_by(blocks: list[Block], saved: dict[str, Block]) -> dict[int, tuple[str, list[Block]]]:
+    """Unmarked Python blocks saved as a file that later unmarked bash blocks run (``torchrun x.py``).
+
+    Such a block is a program, not a snippet: it runs as the reader runs it, through those bash blocks,
+    and passes when they pass.  Maps the block's line to (file name, the bash blocks that run it).
+    """
+    found = {}
+    for name, block in saved.items():
+        if block.runner != "python" or block.reason:
+            continue
+        word = re.compile(rf"(?<![\w/.-]){re.escape(name)}\b")
+        runs = [b for b in blocks if b.runner == "bash" and not b.reason and word.search(b.source)]
+        if runs:
+            found[block.line] = (name, runs)
+    return found
+
+
+def save_files(saved: dict[str, Block], workdir: Path) -> None:
     """Write each block the prose names a file into ``workdir``, owned by the sandbox's user."""
-    for name, block in saved_files(blocks, lines).items():
+    for name, block in saved.items():
         path = workdir / name
         path.write_text(block.source, encoding="utf-8")
         shutil.chown(path, sandbox.USER)
@@ -133,8 +165,9 @@ def _static(block: Block) -> Result | None:
 def _run_python(root: Path, relpath: str, blocks: list[Block], workdir: Path) -> dict[int, Result]:
     """All Python blocks of the chapter in one sandboxed process (bookblocks.pyrun)."""
     results_file = workdir / ".python-results.json"
-    env = sandbox.environment(workdir, {"PYTHONPATH": str(TESTS), "PYTHONWARNINGS": "error"})
-    argv = [sys.executable, "-m", "bookblocks.pyrun", str(root), relpath, str(PYTHON_TIMEOUT), str(results_file)]
+    env = sandbox.environment(workdir)
+    lines = ",".join(str(b.line) for b in blocks)
+    argv = [sys.executable, "-m", "bookblocks.pyrun", str(root), relpath, str(PYTHON_TIMEOUT), str(results_file), lines]
     outcome = sandbox.run(argv, workdir, PYTHON_TIMEOUT * len(blocks) + 60, env)
     by_line = {b.line: b for b in blocks}
     if not results_file.exists():

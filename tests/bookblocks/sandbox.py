@@ -1,5 +1,8 @@
 """Run a command as the unprivileged user ``nobody``, in a temporary HOME and folder, without network.
 
+Each run gets mount namespaces of its own: a private /tmp and an empty /root (see _SETUP below), and
+every process left in it when the block ends or times out is killed.
+
 ``unshare --net`` gives the command a network namespace of its own with only the loopback device
 (brought up, so that ``torchrun --standalone`` and Gloo work on 127.0.0.1); ``runuser -u nobody``
 drops root; ``env -i`` sets exactly the variables given.  A block that needs root, the network or a
@@ -21,6 +24,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 FAKES = REPO / "tests" / "fakes" / "bin"
+SITE = Path(__file__).resolve().parent / "site"
 USER = "nobody"
 
 
@@ -49,20 +53,24 @@ def available() -> str | None:
 
 
 def make_workdir(path: Path) -> Path:
-    """Create ``path`` (with ``home/`` inside) owned by nobody, with a copy of the repository's scripts/."""
+    """Create ``path`` (with ``home/``) owned by nobody, with a copy of scripts/ and a link to the venv."""
     user = pwd.getpwnam(USER)
     (path / "home").mkdir(parents=True, exist_ok=True)
     shutil.copytree(REPO / "scripts", path / "scripts", dirs_exist_ok=True)
+    if not (path / ".venv").exists():  # `.venv/bin/torchrun ...` as typed from the repository root
+        (path / ".venv").symlink_to(sys.prefix)
     for folder, dirs, files in os.walk(path):
         for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
-            os.chown(name, user.pw_uid, user.pw_gid)
+            os.chown(name, user.pw_uid, user.pw_gid, follow_symlinks=False)
     path.chmod(0o755)
     return path
 
 
 def environment(workdir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The variables a sandboxed command sees: fakes first on PATH, then this Python's folder."""
-    path = os.pathsep.join([str(FAKES), str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"])
+    path = os.pathsep.join(
+        [str(FAKES), str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"]
+    )
     return {
         "PATH": path,
         "HOME": str(workdir / "home"),
@@ -72,7 +80,7 @@ def environment(workdir: Path, extra: dict[str, str] | None = None) -> dict[str,
         "LANG": "C.UTF-8",
         "OMP_NUM_THREADS": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONWARNINGS": "error",
+        "PYTHONPATH": f"{SITE}{os.pathsep}{REPO / 'tests'}",  # sitecustomize: warnings are errors
         "GLOO_SOCKET_IFNAME": "lo",
         "MASTER_ADDR": "127.0.0.1",
         **(extra or {}),
@@ -81,16 +89,23 @@ def environment(workdir: Path, extra: dict[str, str] | None = None) -> dict[str,
 
 # Runs as root inside the new namespaces, then drops to nobody.  /root is replaced by an empty tmpfs (the
 # host's home stays hidden), except the Python installation when it lives under /root (pyenv), which is
-# bind-mounted back so that nobody can run this interpreter.
+# bind-mounted back so that nobody can run this interpreter.  Outside SLURM mode /tmp is a private tmpfs
+# too (a block's /tmp/ckpts never meets another run's), with the working folder bind-mounted back into it;
+# SLURM mode keeps the host's /tmp, where the test cluster's munge socket lives.  /mnt is the staging point.
 _SETUP = """set -e
 readlink /proc/self/ns/mnt > "$SANDBOX_NSFILE"
 if [ "$SANDBOX_NET" = off ]; then ip link set lo up; fi
+mount -t tmpfs tmpfs /mnt
 case "$SANDBOX_PREFIX" in /root/*)
-  mount --bind "$SANDBOX_PREFIX" "$SANDBOX_KEEP"
+  mkdir /mnt/prefix && mount --bind "$SANDBOX_PREFIX" /mnt/prefix
   mount -t tmpfs -o mode=755 tmpfs /root
-  mkdir -p "$SANDBOX_PREFIX"
-  mount --move "$SANDBOX_KEEP" "$SANDBOX_PREFIX";;
+  mkdir -p "$SANDBOX_PREFIX" && mount --move /mnt/prefix "$SANDBOX_PREFIX";;
 esac
+if [ "$SANDBOX_NET" = off ]; then
+  mkdir /mnt/work && mount --bind "$SANDBOX_WORK" /mnt/work
+  mount -t tmpfs -o mode=1777 tmpfs /tmp
+  mkdir -p "$SANDBOX_WORK" && mount --move /mnt/work "$SANDBOX_WORK"
+fi
 exec "$@"
 """
 
@@ -99,13 +114,11 @@ def run(argv: list[str], workdir: Path, timeout: float, env: dict[str, str], net
     """Run ``argv`` in the sandbox; kill its whole process group at ``timeout`` seconds."""
     assignments = [f"{key}={value}" for key, value in env.items()]
     user_cmd = ["runuser", "-u", USER, "--", "env", "-i", *assignments, *argv]
-    keep = workdir / ".interpreter"
-    keep.mkdir(exist_ok=True)
     setup_env = {
         "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
         "SANDBOX_NET": "on" if network else "off",
         "SANDBOX_PREFIX": sys.base_prefix,
-        "SANDBOX_KEEP": str(keep),
+        "SANDBOX_WORK": str(workdir),
         "SANDBOX_NSFILE": str(workdir / ".namespace"),
     }
     namespaces = ["--mount"] if network else ["--mount", "--net"]
