@@ -69,9 +69,7 @@ PENDING_MOVES: dict[str, int] = {
     "book/training/checkpoints.md": 1,
     "book/training/emulating-multi-node.md": 1,
     "book/training/fault-tolerance.md": 1,
-    "book/training/hyperparameters-data.md": 2,
-    "book/training/numeric-formats.md": 1,
-    "book/training/reproducibility.md": 3,
+    "book/training/reproducibility.md": 2,
 }
 
 
