@@ -30,6 +30,7 @@ REASONS = {
     "needs-cluster": "needs a live cluster",
     "needs-hardware": "needs special hardware",
     "needs-package": "needs a package CI lacks",
+    "slow": "runs for minutes",
     "fragment": "fragment",
     "config": "configuration",
 }

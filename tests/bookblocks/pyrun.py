@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import linecache
 import re
 import signal
 import sys
@@ -36,9 +37,9 @@ def _alarm(signum, frame):
     raise BlockTimeout
 
 
-def _error_text(exc: BaseException, path: str) -> str:
-    """The exception and the book lines of its traceback (frames of the chapter file only)."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
+def _error_text(exc: BaseException, relpath: str) -> str:
+    """The exception and the book line of its last traceback frame in the chapter's blocks."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(relpath + ":")]
     where = f" (line {frames[-1].lineno})" if frames else ""
     return f"{type(exc).__name__}: {exc}{where}".strip()
 
@@ -70,7 +71,12 @@ def run(root: Path, relpath: str, timeout: int, out: Path, lines: set[int]) -> l
             continue
         source, log = substitutions.apply(block.source)
         result["substitutions"] = log
-        code = compile("\n" * (block.line) + source, document.path, "exec", dont_inherit=True)
+        # One file name per block ("book/x.md:LINE"), its padded source in linecache: tracebacks and
+        # inspect.getsource (torch.compile reads it) see the block's lines at the chapter's line numbers.
+        filename = f"{relpath}:{block.line}"
+        padded = "\n" * block.line + source
+        linecache.cache[filename] = (len(padded), None, padded.splitlines(keepends=True), filename)
+        code = compile(padded, filename, "exec", dont_inherit=True)
         error = None
         captured = io.StringIO()
         signal.alarm(timeout)
@@ -83,7 +89,7 @@ def run(root: Path, relpath: str, timeout: int, out: Path, lines: set[int]) -> l
         except BlockTimeout:
             error = f"code block timed out after {timeout} s"
         except BaseException as exc:  # noqa: BLE001 - the block's own failure is the result
-            error = _error_text(exc, document.path)
+            error = _error_text(exc, relpath)
         finally:
             signal.alarm(0)
         sys.stdout.write(captured.getvalue())

@@ -106,6 +106,7 @@ if [ "$SANDBOX_NET" = off ]; then
   mount -t tmpfs -o mode=1777 tmpfs /tmp
   mkdir -p "$SANDBOX_WORK" && mount --move /mnt/work "$SANDBOX_WORK"
 fi
+cd "$SANDBOX_WORK"  # the folder as mounted now (the old cwd is another mount: rename would fail, EXDEV)
 exec "$@"
 """
 

@@ -20,7 +20,7 @@ class Substitution(NamedTuple):
 
 SUBSTITUTIONS = (
     Substitution(
-        r"--nproc[_-]per[_-]node[= ](?:[3-9]|\d\d+)\b", "--nproc_per_node=2", "8 GPUs per node -> 2 CPU ranks"
+        r"--nproc[_-]per[_-]node[= ](?:[4-9]|\d\d+)\b", "--nproc_per_node=2", "4 or more GPUs per node -> 2 CPU ranks"
     ),
     Substitution(r"--backend[= ]nccl\b", "--backend gloo", "NCCL needs GPUs; Gloo runs the same collectives on CPU"),
     Substitution(r"\bBACKEND=nccl\b", "BACKEND=gloo", "the launchers' backend variable, as above"),
