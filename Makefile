@@ -17,7 +17,7 @@ help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
 $(VENV)/.book: pyproject.toml requirements/constraints.txt
-	@$(PYTHON) build/mlbook/preflight.py
+	@$(PYTHON) build/mlbook/tools/preflight.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "error: could not create $(VENV); install python3-venv" >&2; exit 1; }
 	@$(PIP) -e '.[book]' || { echo "error: installing the book's Python packages failed (see pip's message above)" >&2; exit 1; }
 	@touch $@
@@ -64,10 +64,10 @@ test-fast: $(VENV)/.test ## Unit tests only (no full book build); run before eac
 	$(PY) -m pytest -m "not slow"
 
 check-links-external: $(VENV)/.test ## Check every http(s) link in book/ (needs network; not part of make test)
-	$(PY) -m mlbook.extlinks book
+	$(PY) -m mlbook.tools.extlinks book
 
 bench: $(VENV)/.test ## Speed and memory of each build stage vs baselines (real + synthetic books; several minutes)
-	$(PY) -m mlbook.bench
+	$(PY) -m mlbook.tools.bench
 
 clean: ## Remove build outputs and caches (site/, .cache/), nothing else
 	rm -rf -- site .site.old .site.staging .cache

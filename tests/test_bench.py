@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-from mlbook import bench
+from mlbook.tools import bench
 
 
 def test_measure_counts_memory_held_by_a_child_process(tmp_path: Path):

@@ -1,6 +1,6 @@
 from lxml import html
 
-from mlbook.codewrap import MARKER, wrap_code, wrap_line_html
+from mlbook.html.codewrap import MARKER, wrap_code, wrap_line_html
 
 
 def test_short_lines_are_untouched():
@@ -37,7 +37,7 @@ def test_wrap_code_rewrites_only_long_blocks():
 
 
 def test_unstyled_spans_are_unwrapped_and_text_kept():
-    from mlbook.codewrap import drop_unstyled_spans
+    from mlbook.html.codewrap import drop_unstyled_spans
 
     art = html.fromstring(
         '<article><pre><code><span class="k">def</span><span class="w"> </span><span class="n">f</span>'

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from mlbook import extlinks
+from mlbook.tools import extlinks
 
 pytestmark = pytest.mark.slow
 

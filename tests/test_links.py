@@ -1,6 +1,6 @@
 import pytest
 
-from mlbook.links import relative, resolve
+from mlbook.html.links import relative, resolve
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 import pytest
 
-from mlbook.outputs import atomic_path
+from mlbook.writers.outputs import atomic_path
 
 
 def test_success_replaces_the_file(tmp_path):

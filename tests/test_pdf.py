@@ -119,10 +119,10 @@ def test_metadata_title_author_language(pdf):
 def test_chunked_and_single_document_renders_agree(mini_site, pdf, tmp_path):
     from pypdf import PdfReader
 
-    from mlbook import editions
-    from mlbook import pdf as pdf_writer
+    from mlbook import writers
+    from mlbook.writers import pdf as pdf_writer
 
-    options = editions.load_options(mini_site)
+    options = writers.load_options(mini_site)
     options.pdf_workers = 1
     single = tmp_path / "single.pdf"
     pdf_writer.write(Book.load(mini_site), options, mini_site, single)

@@ -1,6 +1,6 @@
 from lxml import html
 
-from mlbook.printable import make_printable
+from mlbook.html.printable import make_printable
 
 TABS = """<article><div class="tabbed-set tabbed-alternate" data-tabs="1:2">
 <input checked id="t1" name="t" type="radio"><input id="t2" name="t" type="radio">

@@ -1,9 +1,11 @@
 """The real book, built once per session: outline, navigation, EPUBCheck, every nav page present."""
 
+import re
+
 import pytest
 from pypdf import PdfReader
 
-from conftest import require_java
+from conftest import ROOT, require_java
 from inspect_outputs import epub_nav, epubcheck, parts_and_chapters, pdf_internal_links, pdf_outline
 from mlbook.book import Book
 
@@ -62,13 +64,16 @@ def test_chapter_pages_show_last_update_edit_link_and_description(real_site):
         'href="https://git.example.org/ml-engineering-book/ml-engineering-book/edit/main/book/hardware/accelerators.md"'
         in page
     )
-    assert '<meta name="description" content="This chapter' in page
+    # The description is the chapter's own first paragraph, which leads with advice, not a template opener.
+    source = (ROOT / "book" / "hardware" / "accelerators.md").read_text(encoding="utf-8").split("\n")[2]
+    description = re.search(r'<meta name="description" content="([^"]*)"', page).group(1)
+    assert description.startswith(source.split(" (")[0][:60]) and not description.startswith("This chapter")
     assert '<meta property="og:title" content="Accelerators">' in page
 
 
 def test_generated_pages_exist_and_list_every_script(real_site):
     from conftest import ROOT
-    from mlbook.generated import script_files
+    from mlbook.pages.scripts import script_files
 
     downloads = (real_site / "downloads" / "index.html").read_text(encoding="utf-8")
     assert "ml-engineering-book.pdf" in downloads and " MB</span>" in downloads
@@ -82,7 +87,7 @@ def test_no_code_line_or_table_cell_is_clipped_in_the_pdf(real_site, book):
     import re
     import unicodedata
 
-    from mlbook import article
+    from mlbook.html import article
 
     def norm(text):
         # Wrap markers, and list bullets that extraction emits after a page's text, are not content.

@@ -5,8 +5,8 @@ import re
 import pytest
 
 from conftest import ROOT
-from mlbook.generated import script_files
-from mlbook.sourcecheck import FENCE, fenced
+from mlbook.markdown.fences import FENCE, fenced
+from mlbook.pages.scripts import script_files
 
 INCLUDE = re.compile(r'^\s*--8<--\s+"(scripts/[^"]+)"\s*$', re.M)
 

@@ -1,7 +1,7 @@
 import pytest
 
+from mlbook.checks.source import check, read_text
 from mlbook.diagnostics import Reporter
-from mlbook.sourcecheck import check, read_text
 
 
 def messages(text, tmp_path=None, root="."):
@@ -70,7 +70,7 @@ def test_invalid_utf8_names_line_and_column(tmp_path):
 
 
 def test_fenced_marks_code_lines_and_their_fences():
-    from mlbook.sourcecheck import fenced
+    from mlbook.markdown.fences import fenced
 
     lines = ["text", "```text", "/// figure | x", "```", "after", "````md", "```", "````"]
     assert fenced(lines) == [False, True, True, True, False, True, True, True]

@@ -6,11 +6,13 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from mlbook import figures, specdata, spectable
-from mlbook.sourcecheck import fenced
+from mlbook.data import figures, specdata
+from mlbook.markdown import spectable
+from mlbook.markdown.fences import fenced
 
 DATA = ROOT / "book" / "data"
-TABLES = sorted(p.stem for p in DATA.glob("*.yaml"))
+# runbook.yaml is validated by mlbook.data.runbook (tests/test_runbook.py), not as a spec table.
+TABLES = sorted(p.stem for p in DATA.glob("*.yaml") if p.stem != "runbook")
 
 
 @pytest.mark.parametrize("name", TABLES)
@@ -226,3 +228,127 @@ def test_bandwidth_ladder_relates_links_to_hbm():
     assert "both" not in lines[0] and "per direction" in lines[0]
     with pytest.raises(ValueError, match="starts with an accelerator row"):
         spectable.render(rows, "bandwidth-ladder", [link, gpu])
+
+
+def test_every_accelerator_row_has_a_status_and_at_least_25_ship():
+    rows, errors = specdata.load(DATA, "accelerators")
+    assert errors == []
+    shipping = [r for r in rows if r.status == "shipping"]
+    assert len(shipping) >= 25
+    assert {r.status for r in rows} <= {"shipping", "announced"}
+
+
+def test_a_missing_or_unknown_status_is_an_error(tmp_path):
+    row = _accelerator()
+    del row["status"]
+    _, errors = _load(tmp_path, [row, _accelerator(status="sampling")])
+    text = [str(e) for e in errors]
+    assert any("status: Field required" in t for t in text)
+    assert any("status: Input should be 'shipping' or 'announced'" in t for t in text)
+
+
+def test_announced_rows_are_labelled_and_can_be_filtered_out():
+    rows = spectable.load(DATA, "accelerators")
+    announced = [r["name"] for r in rows if r["status"] == "announced"]
+    assert announced, "the data has announced parts"
+    everything = spectable.render(rows, "accelerators")
+    for name in announced:
+        line = next(ln for ln in everything if ln.startswith(f"| {name} |"))
+        assert "(announced)" in line.split(" | ")[1]
+    shipping = spectable.render(rows, "accelerators", status="shipping")
+    assert not any(ln.startswith(f"| {n} |") for n in announced for ln in shipping)
+    assert sum(ln.startswith("| ") for ln in shipping) - 1 == sum(r["status"] == "shipping" for r in rows)
+    with pytest.raises(ValueError, match="shipping or announced"):
+        spectable.render(rows, "accelerators", status="sampled")
+
+
+def test_further_sources_are_linked_in_the_source_column():
+    rows = spectable.load(DATA, "accelerators")
+    row = next(r for r in rows if r["also_sources"])
+    line = next(ln for ln in spectable.render(rows, "accelerators", [row["name"]]) if ln.startswith(f"| {row['name']}"))
+    assert row["source"] in line and all(f"]({url})" in line for url in row["also_sources"])
+
+
+def _table_cells(name):
+    rows = spectable.load(DATA, name)
+    lines = spectable.render(rows, name)
+    body = [ln for ln in lines[2:] if ln.startswith("| ")]
+    assert len(body) == len(rows)
+    return rows, [[c.strip() for c in ln.strip("|").split(" | ")] for ln in body]
+
+
+def test_hbm_table_cells_equal_the_data_and_bandwidth_is_pins_times_rate():
+    rows, cells = _table_cells("hbm")
+    for row, cell in zip(rows, cells, strict=True):
+        assert cell[0] == row["name"] and cell[5] == spectable._num(row["per_stack_gbps"])
+        assert abs(row["max_pin_gbit"] * row["interface_bits"] / 8 - row["per_stack_gbps"]) < 1
+    assert [r["name"] for r in rows][-1] == "HBM4" and rows[-1]["interface_bits"] == 2048
+
+
+def test_a_wrong_hbm_stack_bandwidth_is_an_error(tmp_path):
+    row = yaml.safe_load((DATA / "hbm.yaml").read_text())[2]  # HBM3
+    row["per_stack_gbps"] = 1638.4  # both directions of nothing: 2x the pins x rate
+    _, errors = _load(tmp_path, [row], "hbm")
+    assert any("6.4 Gb/s x 1024 pins / 8 = 819.2 GB/s" in str(e) for e in errors)
+
+
+def test_caches_table_cells_equal_the_data():
+    rows, cells = _table_cells("caches")
+    for row, cell in zip(rows, cells, strict=True):
+        assert cell[0] == row["name"]
+        assert cell[1:4] == [spectable._num(row[k]) for k in ("l2_mb", "llc_mb", "sram_mb")]
+    _, errors = specdata.load(DATA, "caches")
+    assert errors == []
+
+
+def test_a_cache_row_without_any_size_is_an_error(tmp_path):
+    row = {"name": "X", "vendor": "Y", "source": "https://example.org/", "as_of": "2026-12-01"}
+    _, errors = _load(tmp_path, [row], "caches")
+    assert any("needs at least one of" in str(e) for e in errors)
+
+
+def test_power_rows_agree_with_the_accelerator_rows_and_their_own_arithmetic(tmp_path):
+    accel = {r["name"]: r for r in spectable.load(DATA, "accelerators")}
+    rows, cells = _table_cells("power-clocks")
+    matched = 0
+    for row, cell in zip(rows, cells, strict=True):
+        assert cell[0] == row["name"] and cell[1].startswith(spectable._num(row["max_power_w"]))
+        if row["name"] in accel:
+            matched += 1
+            if accel[row["name"]]["tdp_w"] is not None:
+                assert accel[row["name"]]["tdp_w"] == row["max_power_w"], row["name"]
+            if row["dense_fp16_tflops"] and accel[row["name"]]["dense_tflops"]["fp16"]:
+                assert abs(accel[row["name"]]["dense_tflops"]["fp16"] - row["dense_fp16_tflops"]) < 0.5, row["name"]
+    assert matched == len(rows), "every power row names an accelerators.yaml row"
+    bad = yaml.safe_load((DATA / "power-clocks.yaml").read_text())[1]  # H100 SXM5
+    bad["boost_clock_mhz"] = 1980  # the maximum SM clock, not the clock behind the tensor peak
+    _, errors = _load(tmp_path, [bad], "power-clocks")
+    assert any("not dense_fp16_tflops 989.4" in str(e) for e in errors)
+
+
+def test_cloud_network_rows_add_up_and_render_per_direction():
+    rows, cells = _table_cells("cloud-networks")
+    for row, cell in zip(rows, cells, strict=True):
+        assert cell[0] == row["name"] and cell[5] == spectable._num(row["fabric_gbit"])
+        assert float(cell[6]) == round(row["fabric_gbit"] / 8 / row["accelerators"], 1)
+    header = spectable.render(rows, "cloud-networks")[0]
+    assert "per direction" in header and "both" not in header
+
+
+def test_cloud_network_nic_sum_is_checked(tmp_path):
+    row = yaml.safe_load((DATA / "cloud-networks.yaml").read_text())[1]  # p5.48xlarge
+    row["fabric_gbit"] = 6400  # both directions added
+    _, errors = _load(tmp_path, [row], "cloud-networks")
+    assert any("32 NICs x 100.0 Gb/s = 3200.0" in str(e) for e in errors)
+
+
+def test_every_data_table_is_shown_in_the_book():
+    shown = set()
+    for md in (ROOT / "book").rglob("*.md"):
+        lines = md.read_text(encoding="utf-8").splitlines()
+        shown |= {
+            spectable.DATA_OF[m.group("name")] if isinstance(spectable.DATA_OF.get(m.group("name")), str) else ""
+            for ln, code in zip(lines, fenced(lines), strict=True)
+            if not code and (m := spectable.OPEN.match(ln)) and m.group("name") in spectable.DATA_OF
+        }
+    assert set(TABLES) <= shown

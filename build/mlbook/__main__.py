@@ -7,7 +7,7 @@ import logging
 import sys
 from pathlib import Path
 
-from . import dependencies, editions, stage
+from . import dependencies, stage, writers
 from .book import Book
 
 
@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("build", help="build the site (and PDF/EPUB) into a staging folder, then swap it into place")
     b.add_argument("--site", default="site", help="output folder (default: site)")
     b.add_argument("--root", default=".", help="repository root holding mkdocs.yml (default: .)")
-    for fmt in editions.WRITERS:
+    for fmt in writers.WRITERS:
         w = sub.add_parser(fmt, help=f"write the {fmt.upper()} from an already built site")
         w.add_argument("site", nargs="?", default="site", help="built site folder holding book.json")
         w.add_argument("--out", help="output file (default: <site>/downloads/<name>.<fmt>)")
@@ -36,13 +36,13 @@ def write_one(fmt: str, site: Path, out: str | None, variant: str | None = None)
     if not (site / "book.json").is_file():
         print(f"error: {site}/book.json not found; build the site first (make html)", file=sys.stderr)
         return 1
-    book, options = Book.load(site), editions.load_options(site)
+    book, options = Book.load(site), writers.load_options(site)
     options.formats = [fmt]
     options.pdf_variant = variant or options.pdf_variant
     options.cache_dir = str(site.resolve().parent / ".cache" / "pdf-chunks")
-    target = Path(out) if out else editions.output_path(site, options, fmt)
+    target = Path(out) if out else writers.output_path(site, options, fmt)
     try:
-        module = __import__(editions.WRITERS[fmt][0], fromlist=["write"])
+        module = __import__(writers.WRITERS[fmt][0], fromlist=["write"])
         count = module.write(book, options, site, target)
     except Exception as exc:
         print(f"error: {fmt}: {dependencies.explain(exc) or exc}", file=sys.stderr)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 from mkdocs.config import base
 from mkdocs.config import config_options as c
 
@@ -31,29 +29,3 @@ class PluginConfig(base.Config):
     """Worker processes that render the PDF in chunks; 0 = one per CPU (at most 4), 1 = one document in-process."""
     keywords = c.ListOfItems(c.Type(str), default=["machine learning", "LLM", "GPU", "distributed training"])
     """Keywords written into the PDF and EPUB metadata."""
-
-
-@dataclass
-class Options:
-    """What the writers need, independent of MkDocs (stored in book.json's companion options.json)."""
-
-    title: str
-    author: str
-    subtitle: str
-    language: str
-    identifier: str
-    keywords: list[str]
-    output_name: str
-    formats: list[str]
-    site_url: str
-    repo_url: str
-    copyright: str
-    edition: str
-    epoch: int
-    pdf_workers: int = 0
-    pdf_variant: str = ""
-    cache_dir: str = ""
-
-    def to_dict(self) -> dict:
-        """Plain dict for JSON."""
-        return asdict(self)

@@ -29,7 +29,13 @@ def source_epoch(root: Path) -> int:
 
 
 def edition(root: Path) -> str:
-    """A human label of this edition: the git tag at HEAD, else ``commit <short hash>``, else ``draft``."""
+    """A human label of this edition: MLBOOK_EDITION if set, else the git tag at HEAD, else ``commit <hash>``.
+
+    Without git it is ``draft``. The override lets two builds of different commits carry the same label.
+    """
+    override = os.environ.get("MLBOOK_EDITION", "").strip()
+    if override:
+        return override
     tag = _git(root, "describe", "--tags", "--exact-match")
     if tag:
         return tag

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from .book import Book
-from .sourcecheck import fenced
+from .markdown.fences import fenced
 
 WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".svg", ".gif", ".webp"}
 
 
 def prose_words(markdown: str) -> int:
@@ -17,6 +19,13 @@ def prose_words(markdown: str) -> int:
         len(WORD.findall(line))
         for line, code in zip(lines, fenced(lines), strict=True)
         if not code and not line.lstrip().startswith("|")
+    )
+
+
+def count_images(site: Path) -> int:
+    """The book's own images and figures in the built site, not the theme's assets."""
+    return sum(
+        1 for p in site.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES and p.relative_to(site).parts[0] != "assets"
     )
 
 

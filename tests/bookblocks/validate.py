@@ -2,7 +2,7 @@
 
 A Kubernetes manifest (``apiVersion`` and ``kind`` of a built-in type) is validated offline against the
 Kubernetes API schemas with kubernetes-validate; a row of a spec-data file against the book's pydantic
-schema (mlbook.specdata); other YAML and JSON are parsed.  A Dockerfile cannot be built here (its base
+schema (mlbook.data.specdata); other YAML and JSON are parsed.  A Dockerfile cannot be built here (its base
 image comes from a registry), so it must carry ``.needs-network``.
 """
 
@@ -57,14 +57,10 @@ def _kubernetes_problem(data: dict) -> str | None:
 
 
 def _specdata_problem(rows: list) -> str | None:
-    import importlib
-
     from pydantic import ValidationError
 
-    try:  # the pipeline is being split into subpackages; accept the module at either place
-        specdata = importlib.import_module("mlbook.data.specdata")
-    except ImportError:
-        specdata = importlib.import_module("mlbook.specdata")
+    from mlbook.data import specdata
+
     schema = specdata.SCHEMAS["accelerators"]
     for row in rows:
         try:

@@ -1,0 +1,1 @@
+"""Checks of the book, each defect reported once through the diagnostics channel: sources, nav, built site."""

@@ -1,0 +1,1 @@
+"""The built pages as HTML: article loading, link resolution, print preparation, code wrapping and colours."""

@@ -1,0 +1,94 @@
+"""Joining rendered chunks into one PDF with pypdf: cross-chunk links, page numbers, outline and metadata."""
+
+from __future__ import annotations
+
+import io
+
+from pypdf import PdfReader, PdfWriter
+from pypdf.generic import ArrayObject, ByteStringObject, DictionaryObject, Fit, NameObject, TextStringObject
+
+from ...options import Options
+from ...provenance import as_datetime
+from .render import Rendered
+
+XREF = "https://mlbook.invalid/xref/"  # placeholder target of a link into another chunk; never fetched
+PX_TO_PT = 0.75  # WeasyPrint positions are CSS px (1/96 in); PDF user space is points (1/72 in)
+
+
+class Assembler:
+    """Joins rendered chunks into one PDF with pypdf: links, page numbers, outline and metadata."""
+
+    def __init__(self, chunks: list[Rendered]) -> None:
+        self.writer = PdfWriter()
+        self.offsets = []
+        for chunk in chunks:
+            self.offsets.append(len(self.writer.pages))
+            self.writer.append(PdfReader(io.BytesIO(chunk.pdf)), import_outline=False)
+        self.chunks = chunks
+
+    def resolve_links(self) -> None:
+        """Turn XREF placeholder URI links into GoTo actions to the named destination of the anchor."""
+        names = set(self.writer.named_destinations)
+        missing = []
+        for page in self.writer.pages:
+            for ref in page.get("/Annots") or []:
+                annot = ref.get_object()
+                action = annot.get("/A")
+                uri = str(action.get("/URI", "")) if action is not None else ""
+                if not uri.startswith(XREF):
+                    continue
+                name = uri[len(XREF) :]
+                if name not in names:
+                    missing.append(name)
+                annot[NameObject("/A")] = DictionaryObject(
+                    {NameObject("/S"): NameObject("/GoTo"), NameObject("/D"): TextStringObject(name)}
+                )
+        if missing:
+            raise ValueError(f"links to anchors that no chunk defines: {', '.join(sorted(set(missing))[:10])}")
+
+    def stamp(self, overlays: list[bytes]) -> None:
+        """Merge each chunk's page-number overlay onto its pages."""
+        numbers = [page for pdf in overlays for page in PdfReader(io.BytesIO(pdf)).pages]
+        for page, overlay in zip(self.writer.pages, numbers, strict=True):
+            page.merge_page(overlay)
+            page.compress_content_streams()  # merging leaves the page's content uncompressed
+
+    def outline(self) -> None:
+        """Rebuild the bookmarks from every chunk's (level, label, position), nested by level."""
+        stack: list[tuple[int, object]] = []
+        for chunk, offset in zip(self.chunks, self.offsets, strict=True):
+            for index, level, label, x, y in chunk.bookmarks:
+                page = offset + index
+                height = float(self.writer.pages[page].mediabox.height)
+                while stack and stack[-1][0] >= level:
+                    stack.pop()
+                parent = stack[-1][1] if stack else None
+                item = self.writer.add_outline_item(
+                    label, page, parent=parent, fit=Fit.xyz(left=x * PX_TO_PT, top=height - y * PX_TO_PT)
+                )
+                stack.append((level, item))
+
+    def metadata(self, options: Options) -> None:
+        """Title, author, subject, keywords, language, dates and a fixed file identifier."""
+        stamp = as_datetime(options.epoch).strftime("D:%Y%m%d%H%M%SZ")
+        self.writer.add_metadata(
+            {
+                "/Title": options.title,
+                "/Author": options.author,
+                "/Subject": options.subtitle,
+                "/Keywords": ", ".join(options.keywords),
+                "/Creator": "mlbook",
+                "/Producer": "mlbook (WeasyPrint, pypdf)",
+                "/CreationDate": stamp,
+                "/ModDate": stamp,
+            }
+        )
+        self.writer._root_object[NameObject("/Lang")] = TextStringObject(options.language)
+        ident = ByteStringObject(options.identifier.encode("utf-8"))
+        self.writer._ID = ArrayObject([ident, ident])
+
+    def to_bytes(self) -> bytes:
+        """The assembled PDF."""
+        buf = io.BytesIO()
+        self.writer.write(buf)
+        return buf.getvalue()
