@@ -44,12 +44,12 @@ def compare(blocks: list[Block], results: dict) -> list:
         if block.output != "output":
             found.append(Result(block, "sample"))
             continue
-        ran = results.get(previous.line)
+        ran = results.get(previous.where)
         if ran is None or ran.status != "passed":
-            found.append(fail(block, "output not checked", f"its code block at line {previous.line} did not run"))
+            found.append(fail(block, "output not checked", f"its code block at {previous.where} did not run"))
         elif not matches(block.source, ran.output):
             got = " | ".join(ran.output.strip().splitlines()[:6])
-            found.append(fail(block, "output differs", f"a fresh run of line {previous.line} printed: {got}"))
+            found.append(fail(block, "output differs", f"a fresh run of {previous.where} printed: {got}"))
         else:
             found.append(Result(block, "passed"))
     return found

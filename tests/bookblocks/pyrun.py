@@ -1,6 +1,7 @@
 """Run one chapter's Python blocks in this process, in order, in one namespace; print JSON results.
 
-Usage: ``python -m bookblocks.pyrun ROOT book/x.md TIMEOUT RESULTS.json LINE,LINE,...`` (the blocks to run).
+Usage: ``python -m bookblocks.pyrun ROOT book/x.md TIMEOUT RESULTS.json WHERE...`` (the blocks to run,
+``book/x.md:LINE`` each, one per line of the last argument).
 Warnings are errors, as in the test suite.
 A block marked ``needs-gpu`` or ``needs-multi-gpu`` runs too and must fail with a GPU-related error.
 """
@@ -37,14 +38,14 @@ def _alarm(signum, frame):
     raise BlockTimeout
 
 
-def _error_text(exc: BaseException, relpath: str) -> str:
+def _error_text(exc: BaseException, wheres: set[str]) -> str:
     """The exception and the book line of its last traceback frame in the chapter's blocks."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(relpath + ":")]
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in wheres]
     where = f" (line {frames[-1].lineno})" if frames else ""
     return f"{type(exc).__name__}: {exc}{where}".strip()
 
 
-def run(root: Path, relpath: str, timeout: int, out: Path, lines: set[int]) -> list[dict]:
+def run(root: Path, relpath: str, timeout: int, out: Path, wheres: set[str]) -> list[dict]:
     """Evaluate the Python blocks of ``root/relpath``; write (after each block) and return one result each.
 
     Writing after each block keeps the results of the blocks before one that kills the interpreter.
@@ -61,10 +62,10 @@ def run(root: Path, relpath: str, timeout: int, out: Path, lines: set[int]) -> l
     signal.signal(signal.SIGALRM, _alarm)
     for example in document.examples():
         block = example.parsed
-        if block.runner != "python" or block.line not in lines:
+        if block.runner != "python" or block.where not in wheres:
             continue
         reason = block.reason
-        result = {"line": block.line, "reason": reason}
+        result = {"where": block.where, "reason": reason}
         if reason and reason not in MUST_FAIL_ON_CPU:
             results.append({**result, "status": "skipped"})
             out.write_text(json.dumps(results))
@@ -73,7 +74,7 @@ def run(root: Path, relpath: str, timeout: int, out: Path, lines: set[int]) -> l
         result["substitutions"] = log
         # One file name per block ("book/x.md:LINE"), its padded source in linecache: tracebacks and
         # inspect.getsource (torch.compile reads it) see the block's lines at the chapter's line numbers.
-        filename = f"{relpath}:{block.line}"
+        filename = block.where
         padded = "\n" * block.line + source
         linecache.cache[filename] = (len(padded), None, padded.splitlines(keepends=True), filename)
         code = compile(padded, filename, "exec", dont_inherit=True)
@@ -89,7 +90,7 @@ def run(root: Path, relpath: str, timeout: int, out: Path, lines: set[int]) -> l
         except BlockTimeout:
             error = f"code block timed out after {timeout} s"
         except BaseException as exc:  # noqa: BLE001 - the block's own failure is the result
-            error = _error_text(exc, relpath)
+            error = _error_text(exc, wheres)
         finally:
             signal.alarm(0)
         sys.stdout.write(captured.getvalue())
@@ -111,7 +112,7 @@ def _status(reason: str | None, error: str | None) -> str:
 def main() -> int:
     """Command-line entry: print the results as one JSON list."""
     root, relpath, timeout, out = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
-    run(root, relpath, timeout, out, {int(line) for line in sys.argv[5].split(",")})
+    run(root, relpath, timeout, out, set(sys.argv[5].splitlines()))
     return 0
 
 

@@ -32,6 +32,7 @@ SAVE_NEXT = re.compile(
 # A block whose first line is a comment naming a file ("# fsdp2_toy.py: shard ...") is that file.
 FIRST_LINE = re.compile(r"#\s*(?P<name>[\w.-]+\.(?:py|sh|slurm))\b")
 SAVE_PREV = re.compile(r"(?:(?:^|\. )Saved as|\babove saved as) " + _NAME)
+INCLUDE = re.compile(r'\s*--8<--\s+"(?P<path>scripts/[^"]+)"')
 SLURM_CLIENT = re.compile(r"(?<![\w./-])(sbatch|srun|salloc|squeue|sinfo|scontrol|scancel|sacct|sstat|sprio)\b")
 
 
@@ -71,33 +72,37 @@ def run_chapter(root: Path, relpath: str, workdir: Path, slurm_env: dict[str, st
     """Run the blocks of ``root/relpath`` with ``workdir`` as the sandbox's folder (created here)."""
     blocks = chapter_blocks(root / relpath, root)
     sandbox.make_workdir(workdir)
-    saved = saved_files(blocks, (root / relpath).read_text(encoding="utf-8").splitlines())
+    saved = saved_files(
+        [b for b in blocks if b.path == relpath], (root / relpath).read_text(encoding="utf-8").splitlines()
+    )
     save_files(saved, workdir)
-    by_line: dict[int, Result] = {}
+    # Keyed by block.where ("book/x.md:LINE"): a chapter's blocks may come from a data file too (the runbook).
+    by_where: dict[str, Result] = {}
     for block in blocks:
         early = _static(block)
         if early is not None:
-            by_line[block.line] = early
+            by_where[block.where] = early
     launched = launched_by(blocks, saved)
-    python = [b for b in blocks if b.runner == "python" and b.line not in by_line and b.line not in launched]
+    python = [b for b in blocks if b.runner == "python" and b.where not in by_where and b.where not in launched]
     if python:
-        by_line.update(_run_python(root, relpath, python, workdir))
+        by_where.update(_run_python(root, relpath, python, workdir))
     for block in blocks:
-        if block.line in by_line or block.line in launched:
+        if block.where in by_where or block.where in launched:
             continue
         if block.runner == "bash":
-            by_line[block.line] = _run_bash(block, workdir, slurm_env)
+            by_where[block.where] = _run_bash(block, workdir, slurm_env)
         elif block.runner in ("yaml", "json", "dockerfile"):
-            by_line[block.line] = validate.check(block, root)
-    for line, (name, runs) in launched.items():
-        block = next(b for b in blocks if b.line == line)
-        failed = [r for r in runs if by_line[r.line].status != "passed"]
+            by_where[block.where] = validate.check(block, root)
+    for where, (name, runs) in launched.items():
+        block = next(b for b in blocks if b.where == where)
+        failed = [r for r in runs if by_where[r.where].status != "passed"]
         if failed:
-            by_line[line] = fail(block, "python block failed", f"run as {name} by line {failed[0].line}, which failed")
+            detail = f"run as {name} by {failed[0].where}, which failed"
+            by_where[where] = fail(block, "python block failed", detail)
         else:
-            by_line[line] = Result(block, "passed")
-    results = [by_line[b.line] for b in blocks if b.line in by_line]
-    results += outputs.compare(blocks, by_line)
+            by_where[where] = Result(block, "passed")
+    results = [by_where[b.where] for b in blocks if b.where in by_where]
+    results += outputs.compare(blocks, by_where)
     return ChapterRun(relpath, blocks, results)
 
 
@@ -124,11 +129,11 @@ def saved_files(blocks: list[Block], lines: list[str]) -> dict[str, Block]:
     return {name: block for name, block in found.items() if block.runner}
 
 
-def launched_by(blocks: list[Block], saved: dict[str, Block]) -> dict[int, tuple[str, list[Block]]]:
+def launched_by(blocks: list[Block], saved: dict[str, Block]) -> dict[str, tuple[str, list[Block]]]:
     """Unmarked Python blocks saved as a file that later unmarked bash blocks run (``torchrun x.py``).
 
     Such a block is a program, not a snippet: it runs as the reader runs it, through those bash blocks,
-    and passes when they pass.  Maps the block's line to (file name, the bash blocks that run it).
+    and passes when they pass.  Maps the block's ``where`` to (file name, the bash blocks that run it).
     """
     found = {}
     for name, block in saved.items():
@@ -137,15 +142,20 @@ def launched_by(blocks: list[Block], saved: dict[str, Block]) -> dict[int, tuple
         word = re.compile(rf"(?<![\w/.-]){re.escape(name)}\b")
         runs = [b for b in blocks if b.runner == "bash" and not b.reason and word.search(b.source)]
         if runs:
-            found[block.line] = (name, runs)
+            found[block.where] = (name, runs)
     return found
 
 
 def save_files(saved: dict[str, Block], workdir: Path) -> None:
-    """Write each block the prose names a file into ``workdir``, owned by the sandbox's user."""
+    """Write each block the prose names a file into ``workdir``, owned by the sandbox's user.
+
+    A block that includes a scripts/ file is saved as that file's text, which is what the reader sees.
+    """
     for name, block in saved.items():
         path = workdir / name
-        path.write_text(block.source, encoding="utf-8")
+        included = INCLUDE.match(block.source) if block.included else None
+        text = (workdir / included["path"]).read_text(encoding="utf-8") if included else block.source
+        path.write_text(text, encoding="utf-8")
         shutil.chown(path, sandbox.USER)
 
 
@@ -162,25 +172,34 @@ def _static(block: Block) -> Result | None:
     return None
 
 
-def _run_python(root: Path, relpath: str, blocks: list[Block], workdir: Path) -> dict[int, Result]:
+def _run_python(root: Path, relpath: str, blocks: list[Block], workdir: Path) -> dict[str, Result]:
     """All Python blocks of the chapter in one sandboxed process (bookblocks.pyrun)."""
     results_file = workdir / ".python-results.json"
     env = sandbox.environment(workdir)
-    lines = ",".join(str(b.line) for b in blocks)
-    argv = [sys.executable, "-m", "bookblocks.pyrun", str(root), relpath, str(PYTHON_TIMEOUT), str(results_file), lines]
+    wheres = "\n".join(b.where for b in blocks)
+    argv = [
+        sys.executable,
+        "-m",
+        "bookblocks.pyrun",
+        str(root),
+        relpath,
+        str(PYTHON_TIMEOUT),
+        str(results_file),
+        wheres,
+    ]
     outcome = sandbox.run(argv, workdir, PYTHON_TIMEOUT * len(blocks) + 60, env)
-    by_line = {b.line: b for b in blocks}
+    by_where = {b.where: b for b in blocks}
     if not results_file.exists():
         detail = "timed out" if outcome.timed_out else f"exit code {outcome.returncode}"
         tail = outcome.output.strip().splitlines()[-3:]
-        return {b.line: fail(b, "python process died", f"{detail}: {' | '.join(tail)}") for b in blocks}
+        return {b.where: fail(b, "python process died", f"{detail}: {' | '.join(tail)}") for b in blocks}
     found = {}
     for item in json.loads(results_file.read_text()):
-        block = by_line[item["line"]]
-        found[block.line] = _python_result(block, item)
+        block = by_where[item["where"]]
+        found[block.where] = _python_result(block, item)
     for block in blocks:
-        if block.line not in found:
-            found[block.line] = fail(block, "python block not run", "the chapter's process stopped before it")
+        if block.where not in found:
+            found[block.where] = fail(block, "python block not run", "the chapter's process stopped before it")
     return found
 
 
@@ -208,7 +227,7 @@ def _run_bash(block: Block, workdir: Path, slurm_env: dict[str, str] | None) -> 
     uses_slurm = bool(SLURM_CLIENT.search(source))
     if uses_slurm and slurm_env is None:
         return Result(block, "skipped", "SLURM test cluster not available")
-    script = workdir / f".block-{block.line}.sh"
+    script = workdir / f".block-{Path(block.path).stem}-{block.line}.sh"
     script.write_text(source + "\n")
     shutil.chown(script, sandbox.USER)
     env = sandbox.environment(workdir, slurm_env if uses_slurm else None)
