@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -81,3 +83,38 @@ def test_blocks_in_admonitions_and_tabs_are_collected(tmp_path):
     ]
     assert blocks[0].source == "x = 1\n"
     assert collect.count_source_fences(text) == 3
+
+
+def _sleepers(seconds: str) -> list[int]:
+    """Host pids of the processes running exactly ``sleep SECONDS``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and (proc / "cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", seconds.encode()]:
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_timed_out_block_leaves_no_process_behind(tmp_path):
+    """Grandchildren that left the session (setsid) or entered namespaces of their own die with the block."""
+    require(sandbox.available() is None, sandbox.available() or "")
+    seconds = f"{86000 + os.getpid() % 1000}.25"  # a duration no other process on this machine sleeps
+    work = Path(tempfile.mkdtemp(prefix="book-blocks-leak-"))
+    work.chmod(0o755)
+    try:
+        sandbox.make_workdir(work / "w")
+        script = work / "w" / "block.sh"
+        script.write_text(
+            f"sleep {seconds} &\nsetsid sleep {seconds} &\n(setsid unshare -Urm sleep {seconds} &)\n"
+            f"sleep 1\necho started\nsleep 600\n"
+        )
+        outcome = sandbox.run(["bash", str(script)], work / "w", 4, sandbox.environment(work / "w"))
+        left = _sleepers(seconds)
+        for pid in left:  # never leave them running, even when the assertion below fails
+            os.kill(pid, signal.SIGKILL)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    assert outcome.timed_out and "started" in outcome.output, outcome.output
+    assert not left, f"{len(left)} processes of the timed-out block still run: {left}"

@@ -1,7 +1,11 @@
 """Run a command as the unprivileged user ``nobody``, in a temporary HOME and folder, without network.
 
-Each run gets mount namespaces of its own: a private /tmp and an empty /root (see _SETUP below), and
-every process left in it when the block ends or times out is killed.
+Each run gets a mount namespace of its own (a private /tmp and an empty /root, see _SETUP below) and a
+PID namespace of its own.  When the block ends or times out, the namespace's first process is killed,
+and with it, by the kernel, every process the block started: background jobs, processes that left the
+session with ``setsid``, and those that entered namespaces of their own (``unshare -Urm``, containers),
+which a process-group or mount-namespace kill misses.  A killed test run takes its sandboxes with it
+(PR_SET_PDEATHSIG on ``unshare``).
 
 ``unshare --net`` gives the command a network namespace of its own with only the loopback device
 (brought up, so that ``torchrun --standalone`` and Gloo work on 127.0.0.1); ``runuser -u nobody``
@@ -13,12 +17,14 @@ keep the host's network namespace (still as ``nobody``, in the temporary folder)
 
 from __future__ import annotations
 
+import ctypes
 import os
 import pwd
 import shutil
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,7 +99,7 @@ def environment(workdir: Path, extra: dict[str, str] | None = None) -> dict[str,
 # too (a block's /tmp/ckpts never meets another run's), with the working folder bind-mounted back into it;
 # SLURM mode keeps the host's /tmp, where the test cluster's munge socket lives.  /mnt is the staging point.
 _SETUP = """set -e
-readlink /proc/self/ns/mnt > "$SANDBOX_NSFILE"
+readlink /proc/self/ns/pid > "$SANDBOX_NSFILE"
 if [ "$SANDBOX_NET" = off ]; then ip link set lo up; fi
 mount -t tmpfs tmpfs /mnt
 case "$SANDBOX_PREFIX" in /root/*)
@@ -112,51 +118,83 @@ exec "$@"
 
 
 def run(argv: list[str], workdir: Path, timeout: float, env: dict[str, str], network: bool = False) -> Outcome:
-    """Run ``argv`` in the sandbox; kill its whole process group at ``timeout`` seconds."""
+    """Run ``argv`` in the sandbox; at its end or at ``timeout`` seconds, kill every process it started."""
     assignments = [f"{key}={value}" for key, value in env.items()]
     user_cmd = ["runuser", "-u", USER, "--", "env", "-i", *assignments, *argv]
+    nsfile = workdir / ".namespace"
+    nsfile.unlink(missing_ok=True)  # a previous run's id must never name this run's processes
     setup_env = {
         "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
         "SANDBOX_NET": "on" if network else "off",
         "SANDBOX_PREFIX": sys.base_prefix,
         "SANDBOX_WORK": str(workdir),
-        "SANDBOX_NSFILE": str(workdir / ".namespace"),
+        "SANDBOX_NSFILE": str(nsfile),
     }
-    namespaces = ["--mount"] if network else ["--mount", "--net"]
+    # --fork --kill-child: the setup shell is the PID namespace's first process and dies with unshare.
+    namespaces = ["--mount", "--pid", "--fork", "--kill-child", "--mount-proc"] + ([] if network else ["--net"])
     cmd = ["unshare", *namespaces, "--", "sh", "-c", _SETUP, "sh", *user_cmd]
     log = workdir / ".output"
     with open(log, "w", encoding="utf-8") as out:
         proc = subprocess.Popen(
-            cmd, cwd=workdir, env=setup_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            cmd,
+            cwd=workdir,
+            env=setup_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,  # noqa: PLW1509 - one prctl call, no locks taken
         )
+        code: int | None = None
         try:
-            code: int | None = proc.wait(timeout=timeout)
+            code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            code = None
-        kill_namespace(workdir / ".namespace")
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
             pass
-        proc.wait()
+        finally:
+            kill_namespace(nsfile)
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
     return Outcome(code, log.read_text(encoding="utf-8", errors="replace"), timeout)
 
 
-def kill_namespace(nsfile: Path) -> None:
-    """Kill every process left in the sandbox's mount namespace (background jobs, torchrun workers).
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL it when the test process dies (prctl PR_SET_PDEATHSIG)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG (linux/prctl.h)
 
-    Each run gets a mount namespace of its own, so its id names exactly the processes the block started,
-    including those that left the process group with setsid.
+
+def namespace_members(namespace: str) -> list[int]:
+    """Host pids of the processes in the PID namespace ``namespace`` (as ``readlink /proc/PID/ns/pid``)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if os.readlink(proc / "ns" / "pid") == namespace:
+                    found.append(int(proc.name))
+            except OSError:
+                continue
+    return found
+
+
+def kill_namespace(nsfile: Path, wait: float = 10.0) -> None:
+    """Kill every process of the sandbox's PID namespace and wait (up to ``wait`` s) until none is left.
+
+    Killing the namespace's first process makes the kernel kill all the others, including those in
+    nested namespaces; the loop also catches processes forked while the list was read.
     """
     try:
         namespace = nsfile.read_text().strip()
     except OSError:
         return
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            if os.readlink(proc / "ns" / "mnt") == namespace:
-                os.kill(int(proc.name), signal.SIGKILL)
-        except (OSError, ProcessLookupError):
-            continue
+    deadline = time.monotonic() + wait
+    while members := namespace_members(namespace):
+        for pid in members:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
