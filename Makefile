@@ -11,7 +11,7 @@ export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help book html pdf epub serve lint test test-blocks test-fast bench check-links-external clean setup
+.PHONY: help book html pdf epub serve lint test test-blocks test-fast coverage bench check-links-external clean setup
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -62,6 +62,13 @@ test-blocks: $(VENV)/.test ## Run one chapter's code blocks: make test-blocks CH
 
 test-fast: $(VENV)/.test ## Unit tests only (no full book build); run before each commit
 	$(PY) -m pytest -m "not slow"
+
+coverage: $(VENV)/.test ## Line coverage of test-fast per module, PDF worker processes included (.cache/coverage/)
+	@mkdir -p .cache/coverage
+	$(PY) -m coverage erase
+	$(PY) -m coverage run -m pytest -m "not slow" -q
+	$(PY) -m coverage combine -q
+	$(PY) -m coverage report
 
 check-links-external: $(VENV)/.test ## Check every http(s) link in book/ (needs network; not part of make test)
 	$(PY) -m mlbook.tools.extlinks book

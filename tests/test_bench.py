@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-from mlbook.tools import bench
+from mlbook.tools import bench, benchtable
 
 
 def test_measure_counts_memory_held_by_a_child_process(tmp_path: Path):
@@ -17,7 +17,7 @@ def test_measure_counts_memory_held_by_a_child_process(tmp_path: Path):
 
 def test_table_prints_ratios_against_the_baselines():
     def run(stage, wall, peak=100.0):
-        return bench.Run(book="b", stage=stage, wall_s=wall, cpu_s=wall, peak_mb=peak, pages=0)
+        return benchtable.Run(book="b", stage=stage, wall_s=wall, cpu_s=wall, peak_mb=peak, pages=0)
 
     runs = [
         run("pdf (cold)", 40.0, 450.0),
@@ -26,5 +26,8 @@ def test_table_prints_ratios_against_the_baselines():
         run("build (warm)", 15.0),
         run("epub", 2.0),
     ]
-    ratios = bench.table(runs).splitlines()[-1]
-    assert ratios == "| b | 0.40 | 450 | 0.25 | 2.0 | n/a |"
+    ratios = benchtable.table(runs).splitlines()[-1]
+    assert ratios == "| b | 0.40 | 450 | 0.25 | 2.0 | n/a | n/a | n/a |"
+    chapters = benchtable.Run("b", "chapter pdfs", 2.0, 2.0, 80.0, bytes=12_300_000)
+    runs += [chapters, run("markdown (llms)", 1.0)]
+    assert benchtable.table(runs).splitlines()[-1] == "| b | 0.40 | 450 | 0.25 | 2.0 | n/a | 0.075 | 12.3 |"

@@ -1,4 +1,4 @@
-"""The EPUB writer on the mini fixture book."""
+"""The EPUB writer on the saved mini book (no MkDocs run)."""
 
 import re
 import zipfile
@@ -7,17 +7,26 @@ import pytest
 from lxml import etree
 
 from conftest import require_java
+from golden import check
 from inspect_outputs import NS, epub_files, epub_nav, epubcheck, parts_and_chapters
 from mlbook.book import Book
+from mlbook.writers import epub as epub_writer
+from mlbook.writers import load_options
+from saved_site import copy
 
-pytestmark = pytest.mark.slow
+
+@pytest.fixture(scope="module")
+def mini_site(tmp_path_factory):
+    return copy(tmp_path_factory.mktemp("saved"))
 
 
 @pytest.fixture(scope="module")
 def epub(mini_site):
+    assert epub_writer.write(Book.load(mini_site), load_options(mini_site), mini_site, mini_site) == 4
     return mini_site / "downloads" / "ml-engineering-book.epub"
 
 
+@pytest.mark.slow
 def test_epubcheck_reports_nothing(epub):
     require_java()
     assert epubcheck(epub) == []
@@ -73,3 +82,11 @@ def test_zip_is_reproducible_mimetype_first(epub, tmp_path):
         infos = z.infolist()
     assert infos[0].filename == "mimetype" and infos[0].compress_type == zipfile.ZIP_STORED
     assert len({i.date_time for i in infos}) == 1
+
+
+def test_chapter_documents_match_the_golden_files(epub):
+    files = epub_files(epub)
+    names = sorted(n for n in files if n.endswith(".xhtml"))
+    assert len(names) == 6  # cover, nav and the four pages
+    for name in names:
+        check(f"mini/epub/{name.removeprefix('EPUB/')}", files[name].decode("utf-8"))

@@ -46,8 +46,8 @@ def test_a_highlighted_keyword_in_the_epub_has_a_colour(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
     (site / "index.html").write_text(ARTICLE)
-    out = tmp_path / "t.epub"
-    epub.write(Book(front=[Chapter("Intro", "index.md", "", kind="front")]), options(), site, out)
+    epub.write(Book(front=[Chapter("Intro", "index.md", "", kind="front")]), options(), site, tmp_path)
+    out = tmp_path / "downloads" / "t.epub"
     with zipfile.ZipFile(out) as z:
         css = z.read("EPUB/style.css").decode()
         doc = etree.fromstring(z.read("EPUB/index.xhtml"))

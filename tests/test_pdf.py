@@ -1,11 +1,17 @@
-"""The PDF writer on the mini fixture book."""
+"""The PDF writer on the saved mini book (no MkDocs run): rendered in chunks by workers, and as one document."""
 
 import pytest
 
 from inspect_outputs import parts_and_chapters, pdf_internal_links, pdf_outline, pdf_text
 from mlbook.book import Book
+from mlbook.writers import load_options
+from mlbook.writers import pdf as pdf_writer
+from saved_site import rendered
 
-pytestmark = pytest.mark.slow
+
+@pytest.fixture(scope="module")
+def mini_site():
+    return rendered()
 
 
 @pytest.fixture(scope="module")
@@ -116,16 +122,14 @@ def test_metadata_title_author_language(pdf):
     assert reader.trailer["/Root"].get("/Lang") == "en"
 
 
+@pytest.mark.slow  # a second whole render; the fast suite renders the book once
 def test_chunked_and_single_document_renders_agree(mini_site, pdf, tmp_path):
     from pypdf import PdfReader
 
-    from mlbook import writers
-    from mlbook.writers import pdf as pdf_writer
-
-    options = writers.load_options(mini_site)
+    options = load_options(mini_site)
     options.pdf_workers = 1
-    single = tmp_path / "single.pdf"
-    pdf_writer.write(Book.load(mini_site), options, mini_site, single)
+    pdf_writer.write(Book.load(mini_site), options, mini_site, tmp_path)
+    single = tmp_path / "downloads" / "ml-engineering-book.pdf"
     a, b = PdfReader(str(pdf)), PdfReader(str(single))
     assert str(a.metadata.producer).startswith("mlbook")  # the book's own PDF is the chunked one
     assert len(a.pages) == len(b.pages)

@@ -119,3 +119,63 @@ def test_no_code_line_or_table_cell_is_clipped_in_the_pdf(real_site, book):
                 missing.append(f"{chapter.source}: {piece[:80]}")
     assert checked > 1000
     assert missing == []
+
+
+def test_every_chapter_pdf_has_the_books_pages_and_its_part_of_the_outline(real_site, book):
+    from mlbook.writers.registry import chapter_file, chapters_with_pdf
+
+    whole = PdfReader(str(real_site / "downloads" / "ml-engineering-book.pdf"))
+    dests = whole.named_destinations
+    starts = sorted(whole.get_destination_page_number(dests[c.slug]) for c in book.pages() if c.slug in dests)
+    outline = pdf_outline(real_site / "downloads" / "ml-engineering-book.pdf")
+    for chapter in chapters_with_pdf(book):
+        path = real_site / chapter_file(chapter)
+        pdf, start = PdfReader(str(path)), whole.get_destination_page_number(dests[chapter.slug])
+        end = next((s for s in starts if s > start), len(whole.pages))
+        assert len(pdf.pages) == end - start, chapter.source
+        assert pdf.page_labels == [str(n + 1) for n in range(start, end)], chapter.source
+        own = pdf_outline(path)
+        at = outline.index((2, chapter.display_title))
+        assert own == [(1, chapter.display_title)] + [(lv - 1, t) for lv, t in outline[at + 1 : at + len(own)]]
+        wanted, defined = pdf_internal_links(path)
+        assert [w for w in wanted if w not in defined] == [], chapter.source
+
+
+def test_the_markdown_export_holds_every_page_script_and_spec_row(real_site, book):
+    import re
+
+    from conftest import ROOT
+
+    index = (real_site / "llms.txt").read_text(encoding="utf-8")
+    text = (real_site / "llms-full.txt").read_text(encoding="utf-8")
+    assert len(re.findall(r"^- \[.+?\]\(.+?\)", index, re.M)) == len(book.pages())
+    for markup in ("--8<--", "\n///", "<div", "<span", 'class="', "headerlink", "¶"):
+        assert markup not in text, markup
+    sources = {p: p.read_text(encoding="utf-8") for p in sorted((ROOT / "book").rglob("*.md"))}
+    scripts = {m for s in sources.values() for m in re.findall(r'--8<--\s+"(scripts/[^"]+)"', s)}
+    assert len(scripts) >= 5
+    for script in scripts:
+        first = next(ln for ln in (ROOT / script).read_text(encoding="utf-8").splitlines() if ln.strip())
+        assert first in text, script
+    shown = [cell for source in sources.values() for cell in spec_table_first_cells(ROOT, source)]
+    assert len(shown) >= 20
+    assert [cell for cell in shown if cell not in text] == []
+
+
+def spec_table_first_cells(root, source):
+    """The first cell of every row of every spec table a chapter shows (blocks inside code fences are examples)."""
+    import re
+
+    from mlbook.markdown import spectable
+    from mlbook.markdown.fences import fenced
+
+    lines = source.split("\n")
+    prose = "\n".join(line for line, code in zip(lines, fenced(lines), strict=True) if not code)
+    cells = []
+    for name, body in re.findall(r"^///\s*spec-table\s*\|\s*([\w-]+)\s*\n(.*?)^///\s*$", prose, re.M | re.S):
+        only = [n.strip() for b in body.splitlines() if b.startswith("rows:") for n in b[5:].split(";")]
+        files = spectable.DATA_OF[name] if isinstance(spectable.DATA_OF[name], tuple) else (spectable.DATA_OF[name],)
+        data = [row for f in files for row in spectable.load(root / "book" / "data", f)]
+        table = spectable.render(data, name, [n for n in only if n] or None)
+        cells += [line.split(" | ")[0].removeprefix("| ") for line in table[2:] if line.startswith("| ")]
+    return cells

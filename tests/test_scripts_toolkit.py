@@ -33,6 +33,8 @@ CONVERT_DTYPE = SCRIPTS / "checkpoint" / "convert_dtype.py"
 FLOPS_MFU = SCRIPTS / "calc" / "flops_mfu.py"
 COLLECTIVE_TIME = SCRIPTS / "calc" / "collective_time.py"
 FIO_BENCH = SCRIPTS / "storage" / "fio_bench.py"
+DATALOADER_BENCH = SCRIPTS / "training" / "dataloader_bench.py"
+MEMORY_OVERHEAD = SCRIPTS / "debug" / "memory_overhead.py"
 MIB = 1024**2
 
 
@@ -211,6 +213,25 @@ def test_main_process_first_order(tmp_path: Path):
     assert json.loads((tmp_path / "cache.json").read_text())["built_by"] == 0
 
 
+def test_main_process_first_slow_main_does_not_kill_the_waiters(tmp_path: Path):
+    """Rank 0 works 5 s, longer than the 2 s process-group timeout: rank 1 still waits, then reads the cache."""
+    require_torch()
+    proc = torchrun(MAIN_PROCESS_FIRST, "--backend=gloo", f"--cache-dir={tmp_path}", "--work-s=5", "--timeout=2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    records = {r["rank"]: r for r in map(json.loads, filter(None, proc.stdout.splitlines()))}
+    assert records[0]["action"] == "wrote" and records[0]["end"] - records[0]["start"] >= 5
+    assert records[1]["action"] == "read" and records[1]["start"] >= records[0]["end"]
+
+
+def test_main_process_first_waiters_give_up_after_the_wait_timeout(tmp_path: Path):
+    """A main process still busy after --wait-timeout: the waiter raises a clear error instead of waiting on."""
+    require_torch()
+    args = ["--backend=gloo", f"--cache-dir={tmp_path}", "--work-s=6", "--timeout=60", "--wait-timeout=2"]
+    proc = torchrun(MAIN_PROCESS_FIRST, *args)
+    assert proc.returncode != 0
+    assert "error: rank 1: main_process_first: rank 1 waited 2 s for rank 0 without an answer" in proc.stderr
+
+
 def test_main_process_first_local_failure_does_not_hang(tmp_path: Path):
     require_torch()
     proc = torchrun(
@@ -252,10 +273,12 @@ def test_numa_bind_parsers():
     os.environ["CUDA_VISIBLE_DEVICES"] = "1,0"
     try:
         assert nb.physical_gpu(0, gpus)[0] == 1
+        with pytest.raises(LookupError):
+            nb.physical_gpu(2, gpus)
         os.environ["CUDA_VISIBLE_DEVICES"] = "GPU-bb"
         assert nb.physical_gpu(0, gpus)[1] == "GPU-bbb"
-        with pytest.raises(LookupError):
-            nb.physical_gpu(1, gpus)
+        # One GPU bound to the task (srun --gpus-per-task=1): it is that task's GPU whatever its LOCAL_RANK.
+        assert nb.physical_gpu(1, gpus)[1] == "GPU-bbb"
     finally:
         del os.environ["CUDA_VISIBLE_DEVICES"]
 
@@ -374,6 +397,52 @@ def test_convert_dtype(tmp_path: Path):
     assert allowed["overflowed"] == 1 and allowed["written"]
 
 
+def test_convert_dtype_keeps_ties_and_views_of_a_loaded_state_dict(tmp_path: Path):
+    """A state_dict() saved and loaded: ties are two objects over one storage; both stay tied, views stay views."""
+    require_torch()
+    import torch
+
+    torch.manual_seed(0)
+    model = torch.nn.Module()
+    model.embed = torch.nn.Embedding(100, 16)
+    model.head = torch.nn.Linear(16, 100, bias=False)
+    model.head.weight = model.embed.weight  # the LM head tied to the embedding
+    state = model.state_dict()
+    base = torch.randn(10, 8)
+    state["base"] = base
+    state["view"] = base[2:6, 1:5]  # a view of base: offset 2 * 8 + 1 = 17, strides (8, 1)
+    state["step"] = torch.tensor(3)
+    src, dst = tmp_path / "sd.pt", tmp_path / "sd.bf16.pt"
+    torch.save(state, src)
+    loaded = torch.load(src, weights_only=True)
+
+    def ptr(t):
+        return t.untyped_storage().data_ptr()
+
+    # The premise: after torch.load the tie is two tensor objects over one storage.
+    assert loaded["embed.weight"] is not loaded["head.weight"]
+    assert ptr(loaded["embed.weight"]) == ptr(loaded["head.weight"]) and ptr(loaded["view"]) == ptr(loaded["base"])
+
+    out = calc(CONVERT_DTYPE, str(src), "-o", str(dst), "--dtype=bf16")
+    # One storage each: the tied weight (100 x 16), base (10 x 8) and step (one int64).
+    assert out["bytes_before"] == 100 * 16 * 4 + 80 * 4 + 8
+    assert out["bytes_after"] == 100 * 16 * 2 + 80 * 2 + 8
+    assert (out["tensors"], out["storages"], out["converted"], out["non_float"]) == (5, 3, 4, 1)
+    new = torch.load(dst, weights_only=True)
+    assert ptr(new["embed.weight"]) == ptr(new["head.weight"])
+    assert new["embed.weight"].untyped_storage().nbytes() == 100 * 16 * 2
+    assert ptr(new["view"]) == ptr(new["base"]) and new["base"].untyped_storage().nbytes() == 80 * 2
+    assert (new["view"].storage_offset(), new["view"].stride(), new["view"].shape) == (17, (8, 1), (4, 4))
+    assert torch.equal(new["view"], new["base"][2:6, 1:5])
+    assert torch.equal(new["embed.weight"], loaded["embed.weight"].to(torch.bfloat16))
+    assert new["step"].dtype == torch.int64 and int(new["step"]) == 3
+    # Overflow counts only elements some tensor sees: the hidden 1e5 in front of the view is not one.
+    torch.save({"part": torch.tensor([1e5, 1.0, 2.0])[1:]}, src)
+    part = calc(CONVERT_DTYPE, str(src), "-o", str(dst), "--dtype=fp16")
+    assert part["overflowed"] == 0 and part["written"]
+    assert torch.equal(torch.load(dst, weights_only=True)["part"], torch.tensor([1.0, 2.0], dtype=torch.float16))
+
+
 # --------------------------------------------------------------------------- calculators
 
 
@@ -452,6 +521,25 @@ def test_fio_bench_tiny(tmp_path: Path):
     assert report.stdout.count("\n| seq-") == 2 and "| rand-read | randread | 4k |" in report.stdout
 
 
+def test_fio_bench_checks_json_out_before_running_fio(tmp_path: Path):
+    """A --json-out that cannot be written is a usage error before any fio job, not a traceback after all."""
+    work = tmp_path / "work"
+    work.mkdir()
+    # A fake fio on PATH records whether it was started for a job.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    started = tmp_path / "fio-started"
+    (bin_dir / "fio").write_text(f'#!/bin/sh\ncase "$1" in --name=*) touch {started};; esac\necho fio-3.33\n')
+    (bin_dir / "fio").chmod(0o755)
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    for bad, why in ((tmp_path / "missing" / "fio.json", "does not exist"), (work, "is a directory")):
+        proc = run([sys.executable, str(FIO_BENCH), f"--dir={work}", "--runtime=1", f"--json-out={bad}"], PATH=path)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert f"--json-out {bad}: " in proc.stderr and why in proc.stderr and "before running fio" in proc.stderr
+        assert "Traceback" not in proc.stderr and "fio_bench: running" not in proc.stderr
+        assert not started.exists() and list(work.iterdir()) == []
+
+
 def test_fio_bench_missing_fio_is_usage_error(tmp_path: Path):
     proc = run([sys.executable, str(FIO_BENCH), f"--dir={tmp_path}"], PATH=str(tmp_path))
     assert proc.returncode == 2 and "fio is not installed" in proc.stderr
@@ -484,3 +572,85 @@ def test_toy_train_checkpoints_on_stop_and_resumes(tmp_path: Path):
     second = run([sys.executable, str(toy), "--checkpoint-dir", str(tmp_path), "--steps", "5", "--step-seconds", "0"])
     assert second.returncode == 0, second.stderr
     assert json.loads((tmp_path / "checkpoint.json").read_text())["step"] == 5
+
+
+# --------------------------------------------------------------------------- dataloader_bench
+
+
+def test_dataloader_bench_sweeps_workers_and_prefetch(tmp_path: Path):
+    """Healthy case: every setting of the grid is measured; bytes per sample match the dataset."""
+    require_torch()
+    args = ["--workers=0,2", "--prefetch=2,4", "--batch-size=4", "--batches=5", "--warmup-batches=1"]
+    out = calc(DATALOADER_BENCH, *args, "--sample-shape=8", "--target=1")
+    settings = [(r["workers"], r["pin_memory"], r["prefetch_factor"]) for r in out["results"]]
+    assert settings == [(0, False, None), (2, False, 2), (2, False, 4)]  # prefetch needs workers; no pin on CPU
+    assert out["notes"] and "pin_memory=1 skipped" in out["notes"][0] and out["target_reached"]
+    for r in out["results"]:
+        assert r["samples_per_s"] > 0 and r["wait_ms_max"] >= r["wait_ms_median"] > 0 and r["startup_s"] > 0
+        assert r["mb_per_s"] * 1e6 / r["samples_per_s"] == pytest.approx(8)  # 8 uint8 per sample
+    assert out["best"] == max(out["results"], key=lambda r: r["samples_per_s"])
+    # Files: samples are the files, read whole (10, 20 and 30 bytes: 20 on average per batch of 3).
+    data = tmp_path / "data"
+    data.mkdir()
+    for size in (10, 20, 30):
+        (data / f"f{size}").write_bytes(b"x" * size)
+    files = calc(DATALOADER_BENCH, f"--files={data}", "--workers=0", "--batch-size=3", "--batches=4")
+    assert files["source"].endswith("(3 files)")
+    assert files["results"][0]["mb_per_s"] * 1e6 / files["results"][0]["samples_per_s"] == pytest.approx(20)
+
+
+def test_dataloader_bench_fails_when_the_loader_cannot_feed_the_target():
+    """Planted fault: 50 ms of CPU work per sample in the main process caps the loader at 20 samples/s."""
+    require_torch()
+    args = ["--workers=0", "--cpu-ms=50", "--batch-size=2", "--batches=3", "--warmup-batches=0", "--target=1000"]
+    proc = run([sys.executable, str(DATALOADER_BENCH), *args, "--sample-shape=4"])
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "FAIL: no setting reached the target of 1000 samples/s" in proc.stderr
+    best = [line for line in proc.stdout.splitlines() if line.startswith("best: workers=0")]
+    assert len(best) == 1 and float(best[0].split(": ")[-1].split()[0]) <= 20, proc.stdout
+
+
+# --------------------------------------------------------------------------- memory_overhead
+
+
+def test_memory_overhead_gloo_report_shape():
+    """Healthy case on CPU: every rank reports every host-memory stage; increases add up; nothing flagged."""
+    require_torch()
+    proc = torchrun(MEMORY_OVERHEAD, "--backend=gloo", "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["world_size"] == 2 and out["outliers"] == []
+    assert out["stages"] == ["python+torch", "process group", "first collective", "second group"]
+    assert sorted(r["rank"] for r in out["ranks"]) == [0, 1]
+    for r in out["ranks"]:
+        rss = [r["stages"][stage]["rss_mib"] for stage in out["stages"]]
+        assert min(rss) > 50 and r["stages"]["second group"]["device_used_mib"] is None
+        grown = sum(r["increase"][stage]["rss_mib"] for stage in out["stages"][1:])
+        assert grown == pytest.approx(rss[-1] - rss[0])
+
+
+def test_memory_overhead_flags_a_rank_that_holds_more():
+    """Planted fault: rank 1 holds 200 MiB more from the process-group stage on; it is named, the run fails."""
+    require_torch()
+    proc = torchrun(MEMORY_OVERHEAD, "--backend=gloo", "--simulate-extra-mib=200", "--max-spread-mib=100")
+    assert proc.returncode != 0
+    assert "FAIL: rank 1 on host" in proc.stderr and "at 'process group'" in proc.stderr, proc.stderr
+    assert "FAIL: rank 0" not in proc.stderr
+
+
+def test_memory_overhead_outliers_cover_device_memory():
+    """The CUDA report shape without a GPU: an extra context on GPU 0 shows as rank 0's device memory."""
+    mo = load_script(MEMORY_OVERHEAD)
+    stages = {"cuda context": 520.0, "process group": 400.0}
+    ranks = []
+    for rank in range(4):
+        increase = {stage: {"rss_mib": 10.0, "device_used_mib": mib} for stage, mib in stages.items()}
+        if rank == 0:
+            increase["cuda context"]["device_used_mib"] += 3 * 520  # three other ranks' contexts on GPU 0
+        ranks.append({"rank": rank, "host": "n1", "increase": increase})
+    flagged = mo.outliers(ranks, 512)
+    assert flagged == [
+        "rank 0 on host n1: device memory used grew 2080 MiB at 'cuda context', "
+        "1560 MiB more than the median of the other ranks"
+    ]
+    assert mo.rss_bytes(str(Path("/nonexistent"))) == 0 and mo.rss_bytes() > 0

@@ -150,7 +150,14 @@ SlurmdParameters=config_overrides
 GresTypes=gpu
 NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port={port_n1} CPUs=64 RealMemory=512000 Gres=gpu:8
 NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port={port_n2} CPUs=64 RealMemory=512000 Gres=gpu:8
-PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
+# Preemption by partition priority: a job in "urgent" preempts jobs in "debug" (PreemptMode=CANCEL:
+# the job ends PREEMPTED unless its script requeues it) or in "requeue" (SLURM requeues it itself).
+# Only the preemption tests submit to "urgent", so no other test is ever preempted.
+PreemptType=preempt/partition_prio
+PreemptMode=CANCEL
+PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP PriorityTier=1
+PartitionName=requeue Nodes=n1,n2 MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=REQUEUE
+PartitionName=urgent Nodes=n1,n2 MaxTime=INFINITE State=UP PriorityTier=10 PreemptMode=OFF
 """
 
 
@@ -427,7 +434,8 @@ def require_no_nvidia_smi() -> None:
 
 
 def test_cluster_has_two_nodes_with_eight_gpus(slurm: Cluster):
-    proc = slurm.run("sinfo", "-h", "-N", "-o", "%N %T %G %c")
+    # One partition: sinfo -N lists a node once per partition, and the preemption tests add two more.
+    proc = slurm.run("sinfo", "-h", "-N", "--partition=debug", "-o", "%N %T %G %c")
     assert proc.returncode == 0, proc.stderr
     rows = sorted(line.split() for line in proc.stdout.splitlines() if line.strip())
     assert [row[0] for row in rows] == list(NODES), proc.stdout
@@ -492,6 +500,60 @@ def test_launcher_refuses_nccl_without_gpu(slurm: Cluster, tmp_path: Path, name:
     assert code != 0, f"job {job_id} exited 0 with BACKEND=nccl on a node without GPUs:\n{text}"
     assert "BACKEND=nccl but nvidia-smi was not found" in text, text
     assert "OK:" not in text and "rank=" not in text, text
+
+
+# Runs dist_sanity_check.py's NCCL path with CUDA faked from CUDA_VISIBLE_DEVICES (which SLURM sets from
+# the fake GRES): each rank prints the device it chose, then all exit once every rank got there.
+FAKE_CUDA_SANITY = """\
+import importlib.util, os, sys, time
+import torch
+import torch.distributed as dist
+visible = [gpu for gpu in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if gpu]
+torch.cuda.is_available = lambda: True
+torch.cuda.device_count = lambda: len(visible)
+torch.cuda.set_device = lambda device: None
+def init_process_group(backend=None, timeout=None, store=None, rank=-1, world_size=-1, device_id=None):
+    local_rank, gpus = os.environ["LOCAL_RANK"], ",".join(visible)
+    print(f"rank={rank} local_rank={local_rank} visible={gpus} device={device_id}", flush=True)
+    store.add("fake-init", 1)
+    while rank == 0 and store.add("fake-init", 0) < world_size:  # rank 0 hosts the store: it leaves last
+        time.sleep(0.1)
+    sys.exit(0)
+dist.init_process_group = init_process_group
+spec = importlib.util.spec_from_file_location("dist_sanity_check", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+sys.exit(module.main(["--backend", "nccl", "--timeout", "60"]))
+"""
+
+
+@pytest.mark.parametrize("binding", ["node", "task"], ids=["all GPUs per task", "one GPU per task"])
+def test_srun_launcher_handles_both_gpu_bindings(slurm: Cluster, tmp_path: Path, binding: str):
+    """With the fake GRES: tasks that see all 8 GPUs use device LOCAL_RANK; tasks bound to one GPU use device 0."""
+    shim = tmp_path / "fake_cuda_sanity.py"
+    shim.write_text(FAKE_CUDA_SANITY)
+    out = tmp_path / "job.out"
+    options = ["--cpus-per-task=1", "--time=5", f"--output={out}"]
+    if binding == "task":
+        options.append("--gpu-bind=single:1")  # srun binds task i of a node to GPU i
+    job_id, code, err = sbatch_wait(
+        slurm,
+        SLURM_DIR / "srun-launch.slurm",
+        options,
+        [str(shim), str(REPO / "scripts" / "debug" / "dist_sanity_check.py")],
+        MASTER_PORT=str(free_port()),
+        **job_env(),
+    )
+    text = read_output(out)
+    assert code == 0, f"job {job_id} exited {code}: {err}\n{text}"
+    found = set(re.findall(r"rank=(\d) local_rank=(\d) visible=([\d,]+) device=(\S+)", text))
+    if binding == "node":
+        want = {(str(r), str(r % 2), "0,1,2,3,4,5,6,7", f"cuda:{r % 2}") for r in range(4)}
+        assert text.count("each task sees the GPUs of its node and uses device LOCAL_RANK") == 2, text
+    else:
+        want = {(str(r), str(r % 2), str(r % 2), "cuda:0") for r in range(4)}
+        assert text.count("one GPU bound per task: each rank uses its device 0") == 2, text
+    assert found == want, text
 
 
 # --------------------------------------------------------------------------- job array
@@ -581,48 +643,217 @@ def test_cron_resubmits_itself_once_and_stop_file_ends_chain(slurm: Cluster, tmp
     )
 
 
+def next_run(text: str) -> str:
+    """The job id of the next run, from a cron-resubmit log."""
+    match = re.search(r"next run is job (\d+), not before now\+", text)
+    assert match, text
+    return match.group(1)
+
+
+def test_cron_carries_the_first_submissions_options(slurm: Cluster, tmp_path: Path):
+    """Options given to the first sbatch (not in the script) reach the next run; GPUs are not asked twice."""
+    script = SLURM_DIR / "cron-resubmit.slurm"
+    cases = {
+        "gres": (
+            ["--time=3", "--partition=debug", "--account=acct-test", "--mem=100M", "--gres=gpu:1"]
+            + ["--mail-type=END", "--mail-user=root", "--cpus-per-task=2"],
+            {"TimeLimit": "00:03:00", "Partition": "debug", "Account": "acct-test", "MinMemoryNode": "100M"}
+            | {"TresPerNode": "gres:gpu:1", "MailType": "END", "MailUser": "root", "CPUs/Task": "2"},
+        ),
+        "gpus": (
+            ["--time=1-00:00:00", "--gpus-per-node=2", "--mem-per-cpu=50M", "--exclusive"],
+            {"TimeLimit": "1-00:00:00", "TresPerNode": "gres:gpu:2", "MinMemoryCPU": "50M", "OverSubscribe": "NO"},
+        ),
+    }
+    for case, (options, want) in cases.items():
+        name = f"cron-carry-{case}-{os.getpid()}"
+        first, code, err = sbatch_wait(
+            slurm, script, [f"--job-name={name}", *options], ["true"], cwd=tmp_path, INTERVAL="600"
+        )
+        text = read_output(tmp_path / f"{name}-{first}.out")
+        assert code == 0, f"{err}\n{text}"
+        second = next_run(text)
+        try:
+            fields = slurm.job(second)
+            assert fields.get("JobState") == "PENDING" and fields.get("JobName") == name, fields
+            assert {key: fields.get(key) for key in want} == want, text
+            assert fields.get("Reason") == "BeginTime", fields  # waits for now+INTERVAL
+        finally:
+            slurm.run("scancel", second)
+
+
+def test_cron_queues_the_next_run_before_the_work(slurm: Cluster, tmp_path: Path):
+    """A run killed during its work (as by its time limit) has already queued the next: the chain goes on."""
+    name = f"cron-first-{os.getpid()}"
+    probe = tmp_path / "queued-during-work.txt"
+    # The work records the queued runs, then kills the batch shell (its parent) mid-work.
+    work = ["sh", "-c", f'squeue -h --name="$SLURM_JOB_NAME" --states=PENDING -o %i > {probe}; kill -KILL $PPID']
+    script = SLURM_DIR / "cron-resubmit.slurm"
+    first, code, err = sbatch_wait(
+        slurm, script, [f"--job-name={name}", "--time=2"], work, cwd=tmp_path, INTERVAL="600"
+    )
+    text = read_output(tmp_path / f"{name}-{first}.out")
+    assert code != 0, f"the work was meant to kill run {first}:\n{text}"
+    queued_ids = queued(slurm, name, "PENDING")
+    try:
+        assert probe.read_text().split() == [next_run(text)] == queued_ids, text
+        assert "work 'sh -c" not in text, text  # the run died in its work: it never reported back
+    finally:
+        for job in queued_ids:
+            slurm.run("scancel", job)
+
+
+def test_cron_stop_file_cancels_the_queued_run(slurm: Cluster, tmp_path: Path):
+    """The stop file cancels the queued run: found at the start of a run, and appearing during the work."""
+    name = f"cron-stop-{os.getpid()}"
+    script = SLURM_DIR / "cron-resubmit.slurm"
+    options = [f"--job-name={name}", "--time=2"]
+    first, code, _ = sbatch_wait(slurm, script, options, ["true"], cwd=tmp_path, INTERVAL="600")
+    second = next_run(read_output(tmp_path / f"{name}-{first}.out"))
+    stop = tmp_path / f"{name}.stop"
+    stop.touch()
+    # A run that starts while the stop file exists cancels the queued one and does nothing else.
+    third, code, err = sbatch_wait(slurm, script, options, ["true"], cwd=tmp_path, INTERVAL="600")
+    text = read_output(tmp_path / f"{name}-{third}.out")
+    assert code == 0 and f"cancelled the queued run(s) {second}" in text and "work 'true'" not in text, err + text
+    wait_for(lambda: not queued(slurm, name, "PENDING"), 30, f"run {second} to be cancelled")
+    # The stop file appears while the work runs: the run queued before the work is cancelled after it.
+    stop.unlink()
+    work = ["sh", "-c", 'touch "$SLURM_JOB_NAME.stop"']
+    fourth, code, err = sbatch_wait(slurm, script, options, work, cwd=tmp_path, INTERVAL="600")
+    text = read_output(tmp_path / f"{name}-{fourth}.out")
+    fifth = next_run(text)
+    assert code == 0 and f"appeared: cancelled the queued run {fifth}; the chain ends here" in text, err + text
+    wait_for(lambda: not queued(slurm, name, "PENDING"), 30, f"run {fifth} to be cancelled")
+
+
 # --------------------------------------------------------------------------- preemption and requeue
 
 
-def test_preemptible_job_checkpoints_requeues_and_resumes(slurm: Cluster, tmp_path: Path):
-    """USR1 to the batch shell: the program checkpoints, the job requeues itself and finishes on run 2."""
+def start_preemptible(slurm: Cluster, tmp_path: Path, *options: str) -> tuple[subprocess.Popen, Path, Path]:
+    """Submit preemptible-checkpoint.slurm (toy_train.py, 20 steps of 0.2 s) with ``sbatch --wait`` in the background.
+
+    Returns (the sbatch process, the job's log, the checkpoint folder).
+    """
     out = tmp_path / "job.out"
     ckpt = tmp_path / "ckpt"
     # --time=10 (minutes) keeps the job's own --signal=B:USR1@300 warning out of the way: the test sends it.
-    cmd = [
-        slurm.tools["sbatch"],
-        "--wait",
-        "--parsable",
-        "--time=10",
-        "--cpus-per-task=1",
-        f"--output={out}",
-        str(SLURM_DIR / "preemptible-checkpoint.slurm"),
-    ]
+    cmd = [slurm.tools["sbatch"], "--wait", "--parsable", "--time=10", "--cpus-per-task=1", f"--output={out}", *options]
+    cmd.append(str(SLURM_DIR / "preemptible-checkpoint.slurm"))
     env = {
         **slurm.env,
         "PYTHON": sys.executable,
         "CKPT_DIR": str(ckpt),
         "PROGRAM_ARGS": "--steps 20 --step-seconds 0.2",
     }
-    with subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
-        try:
-            wait_for(lambda: out.exists() and "toy_train: step 2 " in out.read_text(), 60, "step 2 of run 1")
-            job_id = re.search(r"preemptible-checkpoint: job=(\d+) run=1 ", out.read_text()).group(1)
-            sent = slurm.run("scancel", "--signal=USR1", "--batch", job_id)
-            assert sent.returncode == 0, sent.stderr
-            stdout, stderr = proc.communicate(timeout=120)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-    text = read_output(out)
-    assert proc.returncode == 0, f"{stdout}{stderr}\n{text}"
-    assert stdout.strip().split(";")[0] == job_id
-    stopped = re.search(r"stop requested \(SIGUSR1\): checkpoint saved at step (\d+)", text)
-    assert stopped and "SIGUSR1 received" in text, text
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return proc, out, ckpt
+
+
+def job_of_first_run(out: Path) -> str:
+    """Wait for step 2 of run 1 in the job's log; return the job id."""
+    wait_for(lambda: out.exists() and "toy_train: step 2 " in out.read_text(), 60, "step 2 of run 1")
+    return re.search(r"preemptible-checkpoint: job=(\d+) run=1 ", out.read_text()).group(1)
+
+
+def finish(proc: subprocess.Popen) -> tuple[str, str]:
+    """Wait for ``sbatch --wait`` to return (killing it after 120 s); return its stdout and stderr."""
+    try:
+        return proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def check_resumed(text: str, ckpt: Path, job_id: str, signal_name: str) -> None:
+    """Run 1 saved on ``signal_name`` at some step; run 2 resumed from it and finished."""
+    stopped = re.search(rf"stop requested \({signal_name}\): checkpoint saved at step (\d+)", text)
+    assert stopped and f"{signal_name} received" in text, text
     step = int(stopped.group(1))
     assert 2 <= step < 20, text
-    assert f"requeueing job {job_id}" in text, text
     assert f"job={job_id} run=2 (restart count 1)" in text, text
     assert f"run 2: resuming from step {step} of 20" in text, text
     assert "toy_train: finished: step 20 value 210" in text and "training finished" in text, text
     assert json.loads((ckpt / "checkpoint.json").read_text()) == {"step": 20, "value": 210, "runs": 2}
+
+
+def test_preemptible_job_cancelled_with_scancel_stays_ended(slurm: Cluster, tmp_path: Path):
+    """scancel sends SIGTERM too: the program saves, and the job is not requeued (a cancel stays a cancel)."""
+    proc, out, ckpt = start_preemptible(slurm, tmp_path)
+    states = set()
+    verdict = "preemptible-checkpoint: checkpoint saved;"
+    try:
+        job_id = job_of_first_run(out)
+        cancelled = slurm.run("scancel", job_id)
+        assert cancelled.returncode == 0, cancelled.stderr
+
+        def decided() -> bool:
+            # sbatch --wait returns once the job is CANCELLED, while its batch script may still be saving.
+            states.add(slurm.job(job_id).get("JobState", "gone"))
+            return verdict in out.read_text()
+
+        wait_for(decided, 45, "the batch script's decision after SIGTERM")
+    finally:
+        stdout, stderr = finish(proc)
+    text = read_output(out)
+    assert "SIGTERM received" in text and "stop requested (SIGTERM): checkpoint saved at step" in text, text
+    assert "the job is being cancelled (scancel): not requeueing, it stays ended" in text, text
+    assert "requeueing job" not in text and "run=2" not in text, text
+    assert stdout.strip() == job_id and states <= {"COMPLETING", "CANCELLED", "gone"}, (states, stdout, stderr)
+    # Then the job ends for good: CANCELLED (or already purged), never back in the queue.
+    final = {}
+
+    def ended() -> bool:
+        final.update(slurm.job(job_id) or {"JobState": "gone"})
+        return final["JobState"] in ("CANCELLED", "gone", "PENDING", "RUNNING")
+
+    wait_for(ended, 45, f"job {job_id} to end")
+    assert final["JobState"] in ("CANCELLED", "gone") and final.get("Restarts", "0") == "0", final
+    assert "run=2" not in read_output(out) and json.loads((ckpt / "checkpoint.json").read_text())["runs"] == 1
+
+
+@pytest.mark.parametrize("partition", ["debug", "requeue"], ids=["PreemptMode=CANCEL", "PreemptMode=REQUEUE"])
+def test_preempted_job_checkpoints_requeues_and_resumes(slurm: Cluster, tmp_path: Path, partition: str):
+    """A job in "urgent" that needs both whole nodes preempts the run: it saves on SIGTERM, requeues, resumes."""
+    proc, out, ckpt = start_preemptible(slurm, tmp_path, f"--partition={partition}")
+    try:
+        job_id = job_of_first_run(out)
+        urgent = slurm.run(
+            "sbatch",
+            "--parsable",
+            "--partition=urgent",
+            "--nodes=2",
+            "--exclusive",
+            "--time=1",
+            f"--output={tmp_path / 'urgent.out'}",
+            "--wrap=sleep 1",
+        )
+        assert urgent.returncode == 0, urgent.stderr
+    finally:
+        finish(proc)
+    # sbatch --wait may return as soon as the job shows PREEMPTED, before the batch script requeues
+    # it: wait for the end of run 2 in the log instead of trusting its return.
+    wait_for(lambda: "preemptible-checkpoint: training finished" in out.read_text(), 120, "run 2 to finish")
+    text = read_output(out)
+    if partition == "debug":  # the batch script requeues the preempted (cancelled) job itself
+        assert "the job was preempted at " in text and f"requeueing job {job_id}" in text, text
+    else:  # SLURM requeued it; the batch script must not requeue it a second time
+        assert f"SLURM has already requeued job {job_id}" in text and "requeueing job" not in text, text
+    check_resumed(text, ckpt, job_id, "SIGTERM")
+
+
+def test_preemptible_job_checkpoints_requeues_and_resumes(slurm: Cluster, tmp_path: Path):
+    """USR1 to the batch shell: the program checkpoints, the job requeues itself and finishes on run 2."""
+    proc, out, ckpt = start_preemptible(slurm, tmp_path)
+    try:
+        job_id = job_of_first_run(out)
+        sent = slurm.run("scancel", "--signal=USR1", "--batch", job_id)
+        assert sent.returncode == 0, sent.stderr
+    finally:
+        stdout, stderr = finish(proc)
+    text = read_output(out)
+    assert proc.returncode == 0, f"{stdout}{stderr}\n{text}"
+    assert stdout.strip().split(";")[0] == job_id
+    assert f"requeueing job {job_id}" in text, text
+    check_resumed(text, ckpt, job_id, "SIGUSR1")

@@ -1,4 +1,4 @@
-"""Command line: `python -m mlbook build` (staged site + editions), or `pdf`/`epub` over an already built site."""
+"""Command line: `python -m mlbook build` (staged site + editions), or one edition over an already built site."""
 
 from __future__ import annotations
 
@@ -11,43 +11,54 @@ from . import dependencies, stage, writers
 from .book import Book
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Parse arguments and run; returns the process exit code (0 ok, 1 failed, 2 usage)."""
+def parser() -> argparse.ArgumentParser:
+    """The command line: `build`, and one command per edition of writers.FORMATS with that edition's options."""
     parser = argparse.ArgumentParser(prog="python -m mlbook", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build", help="build the site (and PDF/EPUB) into a staging folder, then swap it into place")
+    b = sub.add_parser("build", help="build the site (and the editions) into a staging folder, then swap it in")
     b.add_argument("--site", default="site", help="output folder (default: site)")
     b.add_argument("--root", default=".", help="repository root holding mkdocs.yml (default: .)")
-    for fmt in writers.WRITERS:
-        w = sub.add_parser(fmt, help=f"write the {fmt.upper()} from an already built site")
+    for name, fmt in writers.FORMATS.items():
+        w = sub.add_parser(name, help=f"write the {fmt.title} ({fmt.use}) from an already built site")
         w.add_argument("site", nargs="?", default="site", help="built site folder holding book.json")
-        w.add_argument("--out", help="output file (default: <site>/downloads/<name>.<fmt>)")
-        if fmt == "pdf":
-            w.add_argument("--variant", choices=["pdf/ua-1"], help="write a tagged, accessible PDF (single document)")
-    args = parser.parse_args(argv)
+        w.add_argument("--out", help="folder that stands for the site root in the output paths (default: the site)")
+        for arg in fmt.arguments:
+            w.add_argument(arg.flag, dest=arg.option, choices=arg.choices or None, help=arg.help)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments and run; returns the process exit code (0 ok, 1 failed, 2 usage)."""
+    args = parser().parse_args(argv)
     if args.command == "build":
         return stage.build(Path(args.root), Path(args.site))
-    return write_one(args.command, Path(args.site), args.out, getattr(args, "variant", None))
+    fmt = writers.FORMATS[args.command]
+    settings = {a.option: getattr(args, a.option) for a in fmt.arguments if getattr(args, a.option) is not None}
+    return write_one(args.command, Path(args.site), args.out, settings)
 
 
-def write_one(fmt: str, site: Path, out: str | None, variant: str | None = None) -> int:
-    """Rerun one writer over a built site."""
+def write_one(name: str, site: Path, out: str | None, settings: dict | None = None) -> int:
+    """Rerun one edition's writer over a built site; settings override the saved options."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     if not (site / "book.json").is_file():
         print(f"error: {site}/book.json not found; build the site first (make html)", file=sys.stderr)
         return 1
     book, options = Book.load(site), writers.load_options(site)
-    options.formats = [fmt]
-    options.pdf_variant = variant or options.pdf_variant
+    options.formats = [name]
+    for option, value in (settings or {}).items():
+        setattr(options, option, value)
     options.cache_dir = str(site.resolve().parent / ".cache" / "pdf-chunks")
-    target = Path(out) if out else writers.output_path(site, options, fmt)
     try:
-        module = __import__(writers.WRITERS[fmt][0], fromlist=["write"])
-        count = module.write(book, options, site, target)
+        result = writers.write_one(writers.FORMATS[name], book, options, site, Path(out) if out else site)
     except Exception as exc:
-        print(f"error: {fmt}: {dependencies.explain(exc) or exc}", file=sys.stderr)
+        print(f"error: {name}: {dependencies.explain(exc) or exc}", file=sys.stderr)
         return 1
-    print(f"wrote {target} ({count} {'pages' if fmt == 'pdf' else 'chapters'})")
+    if result["skipped"]:
+        print(f"{result['title']} not written: {result['skipped']}")
+        return 0
+    paths = result["paths"]
+    where = paths[0] if len(paths) == 1 else f"{len(paths)} files under {Path(paths[0]).parent}"
+    print(f"wrote {where} ({result['count']} {result['unit']})")
     return 0
 
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 from mkdocs.config import base
 from mkdocs.config import config_options as c
 
+from .writers import FORMATS
+
 
 class PluginConfig(base.Config):
     """Options under ``plugins: - mlbook:`` in mkdocs.yml."""
 
     enabled = c.Type(bool, default=True)
     """Write the PDF and EPUB after the site build. `make serve` turns this off for fast previews."""
-    formats = c.ListOfItems(c.Choice(("pdf", "epub")), default=["pdf", "epub"])
-    """Which downloadable editions to write."""
+    formats = c.ListOfItems(c.Choice(tuple(FORMATS)), default=[n for n, f in FORMATS.items() if f.default])
+    """Which editions to write (the names of writers.FORMATS); one left out is offered nowhere on the site."""
     output_name = c.Type(str, default="ml-engineering-book")
     """File name stem of the editions, written to `site/downloads/<output_name>.pdf|.epub`."""
     subtitle = c.Type(str, default="Training and serving large models at scale")

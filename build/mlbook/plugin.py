@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File
 
@@ -23,6 +24,7 @@ from .markdown.scriptlinks import add_download_links
 from .options import Options
 from .pages import downloads, scripts
 from .summary import count_images, summary
+from .writers.registry import BANNER, DOWNLOADS, PAGE, ROOT
 
 
 class BookPlugin(BasePlugin[PluginConfig]):
@@ -40,7 +42,10 @@ class BookPlugin(BasePlugin[PluginConfig]):
         self.sources: dict[str, str] = {}
         self.root = Path(config.config_file_path).resolve().parent
         self.datablocks = DataBlocks(self.root, Path(config.docs_dir), self.reporter)
-        config.extra["mlbook_output_name"] = self.config.output_name
+        self.generated: dict[str, File] = {}
+        problems = writers.unmet_needs(list(self.config.formats))
+        if problems:
+            raise PluginError(f"mkdocs.yml: plugins: mlbook: formats: {'; '.join(problems)}")
         snippets = config.mdx_configs.setdefault("pymdownx.snippets", {})
         # Resolve included scripts from the repository root whatever the working directory; our own check
         # reports a missing one with its file and line (snippets' own error is a traceback).
@@ -61,9 +66,7 @@ class BookPlugin(BasePlugin[PluginConfig]):
         """The Downloads page and the Scripts appendix, written from the repository, with no file in book/."""
         docs = Path(config.docs_dir)
         pages = {
-            self.config.downloads_page: downloads.downloads(
-                self.config.output_name, list(self.config.formats), self.config.downloads_page
-            ),
+            self.config.downloads_page: "",  # written in on_nav, once the book's order is known
             self.config.scripts_page: scripts.scripts_index(
                 self.root, docs, navigation.titles(config.nav or [], docs), self.config.scripts_page
             ),
@@ -80,7 +83,8 @@ class BookPlugin(BasePlugin[PluginConfig]):
                     "the plugin writes this page; delete the file or rename the page in mkdocs.yml",
                 )
                 continue
-            files.append(File.generated(config, src_uri, content=content))
+            self.generated[src_uri] = File.generated(config, src_uri, content=content)
+            files.append(self.generated[src_uri])
 
     def _add_figures(self, files, config) -> None:
         """Draw (or take from the cache) every figure a chapter uses and serve it at figures/<name>.svg."""
@@ -98,8 +102,9 @@ class BookPlugin(BasePlugin[PluginConfig]):
             files.append(File.generated(config, f"figures/{name}.svg", abs_src_path=str(svg)))
 
     def on_nav(self, nav, config, files):
-        """Keep the nav (the book model is built from it once pages have titles); check it against the files."""
+        """Keep the nav (the book model is built from it once pages have titles); check it; place the editions."""
         self.nav = nav
+        self._offer_editions(files, config)
         chapters = [f.src_uri for f in files.documentation_pages()] if config.nav else []
         nav_checks.check_nav(
             set(navigation.paths(config.nav or [])),
@@ -110,6 +115,25 @@ class BookPlugin(BasePlugin[PluginConfig]):
             self.reporter,
         )
         return nav
+
+    def _offer_editions(self, files, config) -> None:
+        """Put every configured edition's outputs where its registry entry offers them (writers.FORMATS)."""
+        draft = from_outline([o for item in self.nav.items if (o := navigation.outline(item, set()))])
+        self.page_links: dict[str, list[dict]] = {}
+        options = self.options(config)
+        config.extra["mlbook_banner"] = [o.link() for _, o in writers.offers(draft, options, BANNER)]
+        config.extra["mlbook_root"] = [o.link() for _, o in writers.offers(draft, options, ROOT)]
+        for _, output in writers.offers(draft, options, PAGE):
+            self.page_links.setdefault(output.page, []).append(output.link())
+        if self.config.downloads_page in self.generated:
+            offered = writers.offers(draft, options, DOWNLOADS)
+            text = downloads.downloads(offered, self.config.downloads_page)
+            self.generated[self.config.downloads_page].content_string = text
+
+    def on_page_context(self, context, page, config, nav):
+        """Give the theme the editions this page offers (main.html shows them above the content)."""
+        context["mlbook_page_links"] = self.page_links.get(page.file.src_uri, [])
+        return context
 
     def on_page_read_source(self, page, config):
         """Read the chapter ourselves so invalid UTF-8 is reported with its line instead of a traceback."""
@@ -142,7 +166,7 @@ class BookPlugin(BasePlugin[PluginConfig]):
         options = self.options(config)
         writers.save_model(book, options, config.site_dir)
         # The editions are written after this check; links to them are valid when they will be written.
-        coming = {writers.output_path(Path("."), options, fmt).as_posix() for fmt in writers.WRITERS}
+        coming = writers.planned_paths(book, options)
         # Under `serve --dirty` only the rebuilt pages went through on_page_markdown: check just those.
         only = set(self.sources) if self.command == "serve" else None
         site_checks.check_site(book, Path(config.site_dir), self.sources, self.reporter, coming, only)
@@ -158,7 +182,7 @@ class BookPlugin(BasePlugin[PluginConfig]):
             LOGGER.warning("mlbook: could not write the editions: %s", dependencies.explain(exc) or exc)
             return
         site = Path(config.site_dir)
-        downloads.fill_sizes(site, {fmt: r["bytes"] for fmt, r in results.items()})
+        downloads.fill_sizes(site, {key: size for r in results.values() for key, size in r["sizes"].items()})
         count = len(scripts.script_files(self.root))
         for line in summary(book, self.sources, results, count, count_images(site), self.counter.count).splitlines():
             LOGGER.info(line)

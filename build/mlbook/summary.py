@@ -37,7 +37,11 @@ def summary(book: Book, sources: dict[str, str], results: dict, scripts: int, im
         f"mlbook: {len(book.parts)} parts, {chapters} chapters, {len(book.pages())} pages of site content",
         f"mlbook: {words:,} words of prose, {scripts} scripts, {images} images, {warnings} warnings",
     ]
-    for fmt, r in results.items():
-        unit = "pages" if fmt == "pdf" else "documents"
-        lines.append(f"mlbook: {fmt.upper()} {r['count']} {unit}, {r['bytes'] / 1e6:.1f} MB, {r['seconds']:.1f} s")
+    for r in results.values():
+        if r["skipped"]:
+            lines.append(f"mlbook: {r['title']} not written: {r['skipped']}")
+        else:
+            lines.append(
+                f"mlbook: {r['title']} {r['count']} {r['unit']}, {r['bytes'] / 1e6:.1f} MB, {r['seconds']:.1f} s"
+            )
     return "\n".join(lines)

@@ -116,9 +116,11 @@ def physical_gpu(local_rank: int, gpus: list[tuple[int, str, str]]) -> tuple[int
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None and visible.strip():
         entries = [e.strip() for e in visible.split(",") if e.strip()]
-        if local_rank >= len(entries):
+        # One entry: a task bound to its own GPU (srun --gpus-per-task=1 or --gpu-bind): that GPU, whatever
+        # LOCAL_RANK is; otherwise the task sees the node's GPUs and CUDA calls its GPU LOCAL_RANK.
+        if len(entries) != 1 and local_rank >= len(entries):
             raise LookupError(f"LOCAL_RANK {local_rank} but CUDA_VISIBLE_DEVICES={visible!r} lists {len(entries)}")
-        entry = entries[local_rank]
+        entry = entries[0] if len(entries) == 1 else entries[local_rank]
         for row in gpus:
             if (entry.isdigit() and row[0] == int(entry)) or (not entry.isdigit() and row[1].startswith(entry)):
                 return row

@@ -87,7 +87,9 @@ class StopRequest:
         if self.signal_name:
             return self.signal_name
         if self.stop_file is not None and self.stop_file.exists():
-            return "stop file"
+            # The batch script signals first and creates the file after; a signal handled during the
+            # check above (the exists() call) still names the reason.
+            return self.signal_name or "stop file"
         return None
 
 

@@ -26,8 +26,9 @@ Requirements
     fio has it, else psync (then --iodepth has no effect).
 
 Exit codes
-    0 success; 1 a fio job failed or its output could not be parsed; 2 usage error (fio not installed,
-    --dir missing, unreadable --report file).
+    0 success; 1 a fio job failed or its output could not be parsed (or --json-out could not be written
+    at the end; the results then go to stderr); 2 usage error (fio not installed, --dir missing, a
+    --json-out that cannot be written, found before fio runs; unreadable --report file).
 
 License: Apache-2.0 (see scripts/LICENSE).
 """
@@ -129,6 +130,44 @@ def markdown(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def output_problem(path: str) -> str | None:
+    """Return why the results cannot be written to ``path``, or None when they can.
+
+    Checked before any fio job runs, so that a typo in --json-out cannot cost the whole run: the
+    folder must exist, ``path`` must not be a directory, and a probe file must be creatable next to
+    it (which also catches read-only file systems and missing permissions, even for root).
+    """
+    target = os.path.abspath(path)
+    folder = os.path.dirname(target)
+    if os.path.isdir(target):
+        return f"{path} is a directory"
+    if not os.path.isdir(folder):
+        return f"the folder {folder} does not exist"
+    try:
+        with tempfile.NamedTemporaryFile(prefix=".fio_bench.probe.", dir=folder):
+            pass
+    except OSError as exc:
+        return f"cannot create a file in {folder}: {exc.strerror or exc}"
+    if os.path.exists(target) and not os.access(target, os.W_OK):
+        return f"{path} exists and is not writable"
+    return None
+
+
+def write_json_atomic(path: str, document: dict) -> None:
+    """Write ``document`` to ``path`` through a temporary file and a rename; raises OSError on failure."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".fio_bench.", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(document, fh, indent=2)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the command-line parser."""
     parser = argparse.ArgumentParser(
@@ -177,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown --jobs {unknown}; choose from {list(JOBS)}")
     # Reads need the files: run the write first when it is selected.
     jobs = sorted(jobs, key=list(JOBS).index)
+    if args.json_out and (problem := output_problem(args.json_out)):
+        parser.error(f"--json-out {args.json_out}: {problem} (checked before running fio)")
     fio = shutil.which("fio")
     if fio is None:
         print("error: fio is not installed (apt-get install -y fio, or dnf install fio)", file=sys.stderr)
@@ -217,8 +258,12 @@ def main(argv: list[str] | None = None) -> int:
         "results": results,
     }
     if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as fh:
-            json.dump(document, fh, indent=2)
+        try:
+            write_json_atomic(args.json_out, document)
+        except OSError as exc:  # e.g. the disk filled up during the run: keep the results on stderr
+            print(f"error: cannot write {args.json_out}: {exc}; the results follow on stderr", file=sys.stderr)
+            print(json.dumps(document), file=sys.stderr)
+            code = EXIT_FAIL
     if args.json:
         print(json.dumps(document))
     else:

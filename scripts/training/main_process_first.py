@@ -9,12 +9,16 @@ Purpose
     ``main_process_first(local=True)`` (or ``local_main_process_first()``) does it per node: LOCAL_RANK 0
     of each node goes first -- use that when the cache lives on node-local disk.
 
-    The wait is one collective (an all-reduce of a failure flag, which works as a barrier), so it
-    works with every torch.distributed backend (gloo, nccl; with nccl the flag lives on the current
-    CUDA device, so call torch.cuda.set_device(LOCAL_RANK) first).  If the body raises on a main
-    process, the waiting ranks raise RuntimeError instead of running the body or hanging.  When
-    torch.distributed is not initialised (or the world size is 1) the body simply runs.
-    All ranks must enter the context manager: it is a collective call.
+    The wait is one all-reduce of a failure flag (which works as a barrier) on a Gloo side group
+    with its own timeout (``timeout``, default 6 hours), created once over the ranks of ``group``.
+    It is not a collective of the training process group: under NCCL a rank waiting there longer
+    than that group's timeout (10 minutes by default) is killed by the NCCL watchdog, so a long
+    preparation would take the waiting ranks down.  The side group works whatever the training
+    backend is, and needs no GPU.  If the body raises on a main process, the waiting ranks raise
+    RuntimeError instead of running the body or hanging; a main process that is still busy after
+    ``timeout`` makes them raise too.  When torch.distributed is not initialised (or the world size
+    is 1) the body simply runs.  All ranks of ``group`` must enter the context manager (the first
+    entry creates the side group, itself a collective call).
 
 Library use
     from main_process_first import main_process_first
@@ -24,8 +28,10 @@ Library use
 Demo (CLI)
     torchrun --standalone --nproc_per_node=4 main_process_first.py --cache-dir /tmp/mpf-demo
     torchrun --standalone --nproc_per_node=4 main_process_first.py --per-node --backend gloo
+    torchrun --standalone --nproc_per_node=2 main_process_first.py --backend gloo --work-s 20 --timeout 5
     Every rank prints one JSON line {"rank", "action": "wrote"|"read", "start", "end"}; exactly the first
-    process writes the cache file, the others read it and start after it finished.
+    process writes the cache file, the others read it and start after it finished.  The third line
+    builds the cache for longer than the process-group timeout: the other rank still waits.
 
 Requirements
     Python 3.9+, PyTorch with torch.distributed; torchrun for the demo.  --help works without PyTorch.
@@ -50,23 +56,59 @@ import time
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
-def _flag_device():
-    """Return the device for the flag tensor: the current CUDA device under NCCL, else the CPU."""
-    import torch
+def cuda_device_index(local_rank: int, count: int) -> int:
+    """Return the CUDA device index of this rank, given the ``count`` devices the process sees.
+
+    Two bindings are usual.  A task that sees all the GPUs of its node (torchrun; srun without GPU
+    binding) uses device LOCAL_RANK.  A task bound to its own GPU (srun --gpus-per-task=1,
+    --gpu-bind=single:1, or a site default) sees exactly one device, index 0, whatever its LOCAL_RANK.
+    Raises ValueError when neither fits (more ranks on the node than visible GPUs).
+    """
+    if count == 1:
+        return 0
+    if 0 <= local_rank < count:
+        return local_rank
+    raise ValueError(
+        f"LOCAL_RANK={local_rank} but {count} CUDA device(s) are visible: expected all the GPUs of the node "
+        "(more than LOCAL_RANK) or exactly one bound to this task (are there more ranks than GPUs?)"
+    )
+
+
+DEFAULT_WAIT_S = 6 * 3600.0
+_WAIT_GROUPS: dict = {}
+
+
+def _wait_group(group, timeout_s: float):
+    """Return a Gloo group over the ranks of ``group`` (None: the world) whose collectives time out after timeout_s.
+
+    Created on first use and cached per (ranks, timeout); all ranks of ``group`` must make the first
+    call (new_group is collective; use_local_synchronization lets only the members take part).
+    """
     import torch.distributed as dist
 
-    if dist.get_backend() == "nccl":
-        return torch.device("cuda", torch.cuda.current_device())
-    return torch.device("cpu")
+    if not dist.is_gloo_available():
+        raise RuntimeError("main_process_first needs the Gloo backend, which this PyTorch build lacks")
+    ranks = tuple(dist.get_process_group_ranks(group)) if group is not None else None
+    key = (id(dist.group.WORLD), ranks, timeout_s)  # a new default group (re-initialised) gets new side groups
+    if key not in _WAIT_GROUPS:
+        _WAIT_GROUPS[key] = dist.new_group(
+            ranks=list(ranks) if ranks else None,
+            timeout=datetime.timedelta(seconds=timeout_s),
+            backend="gloo",
+            use_local_synchronization=ranks is not None,
+        )
+    return _WAIT_GROUPS[key]
 
 
 @contextlib.contextmanager
-def main_process_first(local: bool = False, group=None):
+def main_process_first(local: bool = False, group=None, timeout: float = DEFAULT_WAIT_S):
     """Run the body on the main process first (global rank 0, or LOCAL_RANK 0 of each node if ``local``).
 
-    The others wait on one all-reduce, then run the body.  Raises RuntimeError on the waiting ranks when
-    a main process's body raised (the main process re-raises its own exception).  ``group`` is the
-    process group (default: the world); every rank of it must enter.
+    The others wait on one all-reduce of a Gloo side group whose timeout is ``timeout`` seconds
+    (default 6 hours), so a preparation longer than the training group's timeout does not kill them;
+    then they run the body.  Raises RuntimeError on the waiting ranks when a main process's body
+    raised (the main process re-raises its own exception) or did not finish within ``timeout``.
+    ``group`` is the process group (default: the world); every rank of it must enter.
     """
     import torch
     import torch.distributed as dist
@@ -76,26 +118,32 @@ def main_process_first(local: bool = False, group=None):
         return
     rank = dist.get_rank(group)
     is_main = int(os.environ.get("LOCAL_RANK", rank)) == 0 if local else rank == 0
-    flag = torch.zeros(1, dtype=torch.int32, device=_flag_device())
+    wait_group = _wait_group(group, timeout)
+    flag = torch.zeros(1, dtype=torch.int32)  # a CPU tensor: the side group is Gloo
     if is_main:
         try:
             yield
         except BaseException:
             flag.fill_(1)
-            dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=group)
+            dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=wait_group)
             raise
-        dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=group)
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=wait_group)
     else:
-        dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=group)
+        who = "LOCAL_RANK 0 of some node" if local else "rank 0"
+        try:
+            dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=wait_group)
+        except RuntimeError as exc:
+            raise RuntimeError(
+                f"main_process_first: rank {rank} waited {timeout:.0f} s for {who} without an answer: {exc}"
+            ) from exc
         if int(flag.item()):
-            who = "LOCAL_RANK 0 of some node" if local else "rank 0"
             raise RuntimeError(f"main_process_first: the body failed on {who}; not running it on rank {rank}")
         yield
 
 
-def local_main_process_first(group=None):
+def local_main_process_first(group=None, timeout: float = DEFAULT_WAIT_S):
     """Same as main_process_first(local=True): LOCAL_RANK 0 of each node runs the body first."""
-    return main_process_first(local=True, group=group)
+    return main_process_first(local=True, group=group, timeout=timeout)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -118,6 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--work-s", type=float, default=0.5, help="seconds the cache build takes (default 0.5)")
     parser.add_argument("--timeout", type=float, default=300.0, help="process-group timeout in s (default 300)")
+    parser.add_argument(
+        "--wait-timeout",
+        type=float,
+        default=DEFAULT_WAIT_S,
+        help=f"how long the other ranks wait for the main process, in s (default {DEFAULT_WAIT_S:.0f}); "
+        "independent of --timeout",
+    )
     parser.add_argument("--simulate-failure", action="store_true", help="testing aid: the main process's body raises")
     return parser
 
@@ -126,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: the demo.  Returns the process exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.work_s < 0 or args.timeout <= 0:
-        parser.error("--work-s must be >= 0 and --timeout > 0")
+    if args.work_s < 0 or args.timeout <= 0 or args.wait_timeout <= 0:
+        parser.error("--work-s must be >= 0, --timeout and --wait-timeout > 0")
 
     import tempfile
 
@@ -137,10 +192,14 @@ def main(argv: list[str] | None = None) -> int:
     backend = args.backend or ("nccl" if torch.cuda.is_available() else "gloo")
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     if backend == "nccl":
-        if not torch.cuda.is_available() or local_rank >= torch.cuda.device_count():
+        if not torch.cuda.is_available():
             print("error: --backend nccl needs a CUDA device for LOCAL_RANK; none is available", file=sys.stderr)
             return EXIT_USAGE
-        torch.cuda.set_device(local_rank)
+        try:
+            torch.cuda.set_device(cuda_device_index(local_rank, torch.cuda.device_count()))
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     timeout = datetime.timedelta(seconds=args.timeout)
     if "WORLD_SIZE" in os.environ:
         dist.init_process_group(backend=backend, timeout=timeout)
@@ -154,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     is_main = local_rank == 0 if args.per_node else rank == 0
     code = EXIT_OK
     try:
-        with main_process_first(local=args.per_node):
+        with main_process_first(local=args.per_node, timeout=args.wait_timeout):
             start = time.time()
             if is_main and args.simulate_failure:
                 raise ValueError("simulated failure while building the cache")

@@ -11,7 +11,7 @@ from ..book import Chapter
 # Site-only furniture inside Material's article element.
 CHROME = (
     "a.headerlink, a.md-content__button, aside.md-source-file, form, script, style, "
-    ".md-feedback, nav.md-tags, .md-download-links"
+    ".md-feedback, nav.md-tags, .md-download-links, .mlbook-page-downloads"
 )
 
 

@@ -5,44 +5,47 @@ from __future__ import annotations
 import posixpath
 from pathlib import Path
 
-SIZE_SPAN = '<span class="mlbook-size" data-format="{fmt}"></span>'
+from ..writers.registry import Format, Output
+
+SIZE_SPAN = '<span class="mlbook-size" data-format="{key}"></span>'
 
 
-def downloads(output_name: str, formats: list[str], page: str = "downloads.md") -> str:
-    """Markdown of the Downloads page; the sizes are filled in after the editions are written."""
-    names = {
-        "pdf": ("PDF", "for reading offline and printing (A4)"),
-        "epub": ("EPUB", "for e-readers, phones and tablets"),
-    }
+def downloads(offered: list[tuple[Format, Output]], page: str = "downloads.md") -> str:
+    """Markdown of the Downloads page: one row per offered output; sizes are filled in after writing."""
     rows = []
-    for fmt in formats:
-        label, use = names[fmt]
-        rel = posixpath.relpath(f"downloads/{output_name}.{fmt}", posixpath.dirname(page) or ".")
-        rows.append(f"| {label} | [{output_name}.{fmt}]({rel}) | {SIZE_SPAN.format(fmt=fmt)} | {use} |")
+    for fmt, output in offered:
+        rel = posixpath.relpath(output.path, posixpath.dirname(page) or ".")
+        name = posixpath.basename(output.path)
+        rows.append(f"| {fmt.title} | [{name}]({rel}) | {SIZE_SPAN.format(key=output.key)} | {fmt.use} |")
+    table = ["| Edition | File | Size | For |", "| --- | --- | --- | --- |", *rows, ""] if rows else []
     return "\n".join(
         [
             "# Downloads",
             "",
             "The whole book as one file, built from the same sources as this website at the same time.",
             "",
-            "| Edition | File | Size | For |",
-            "| --- | --- | --- | --- |",
-            *rows,
-            "",
+            *table,
             "The scripts the book shows are listed, with download links, in the [scripts appendix](scripts.md).",
             "",
         ]
     )
 
 
+def human(size: int) -> str:
+    """A file size for readers: MB (10^6 bytes) with one decimal from 1 MB, else whole kB (10^3 bytes)."""
+    return f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{max(1, round(size / 1e3))} kB"
+
+
 def fill_sizes(site_dir: Path, sizes: dict[str, int]) -> None:
-    """Write the editions' sizes (bytes, shown in MB = 10^6 bytes) into every page's size placeholders."""
+    """Write the outputs' sizes (output key -> bytes) into every page's size placeholders."""
     for page in Path(site_dir).rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         new = text
-        for fmt, size in sizes.items():
+        if 'class="mlbook-size"' not in text:
+            continue
+        for key, size in sizes.items():
             new = new.replace(
-                SIZE_SPAN.format(fmt=fmt), f'<span class="mlbook-size" data-format="{fmt}">{size / 1e6:.1f} MB</span>'
+                SIZE_SPAN.format(key=key), f'<span class="mlbook-size" data-format="{key}">{human(size)}</span>'
             )
         if new != text:
             page.write_text(new, encoding="utf-8")

@@ -17,12 +17,13 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from ..book import Book
 from ..html import article
 from . import synthetic
+from .benchtable import Run, table
 
 ROOT = Path(__file__).resolve().parents[3]
 THEME = Path(__file__).resolve().parents[1] / "theme"
@@ -30,23 +31,6 @@ FLOOR_CSS = (
     "@page { size: A4; margin: 20mm; } body { font-family: 'Noto Serif'; font-size: 10.5pt; } "
     "pre { white-space: pre-wrap; }"
 )
-
-
-@dataclass
-class Run:
-    """One measured command."""
-
-    book: str
-    stage: str
-    wall_s: float
-    cpu_s: float
-    peak_mb: float
-    pages: int = 0
-
-    @property
-    def pages_per_s(self) -> float:
-        """Pages per second of wall time (0 when the stage makes no pages)."""
-        return self.pages / self.wall_s if self.pages and self.wall_s else 0.0
 
 
 def _tree_pss_mb(pid: int) -> float:
@@ -130,9 +114,10 @@ def bench_book(name: str, root: Path, work: Path, runs: list[Run]) -> None:
     work.mkdir(parents=True)
     cache = root / ".cache" / "pdf-chunks"
 
-    def add(stage: str, cmd: list[str], env=None, cwd=root) -> str:
+    def add(stage: str, cmd: list[str], env=None, cwd=root, files: Path | None = None) -> str:
         wall, cpu, peak, out = measure(cmd, cwd, env)
-        runs.append(Run(name, stage, wall, cpu, peak, _pages(out)))
+        size = sum(p.stat().st_size for p in files.rglob("*") if p.is_file()) if files else 0
+        runs.append(Run(name, stage, wall, cpu, peak, _pages(out), size))
         print(f"  {name:10} {stage:24} {wall:7.1f} s", file=sys.stderr)
         return out
 
@@ -141,15 +126,18 @@ def bench_book(name: str, root: Path, work: Path, runs: list[Run]) -> None:
     plain.write_text(_without_plugin((root / "mkdocs.yml").read_text(), root))
     add("baseline: plain mkdocs", [py, "-m", "mkdocs", "build", "-q", "-f", str(plain), "-d", str(work / "plain")])
     shutil.rmtree(cache, ignore_errors=True)
-    add("pdf (cold)", [py, "-m", "mlbook", "pdf", str(site), "--out", str(work / "book.pdf")])
-    add("pdf (warm cache)", [py, "-m", "mlbook", "pdf", str(site), "--out", str(work / "book2.pdf")])
+    add("pdf (cold)", [py, "-m", "mlbook", "pdf", str(site), "--out", str(work / "pdf-cold")])
+    add("pdf (warm cache)", [py, "-m", "mlbook", "pdf", str(site), "--out", str(work / "pdf-warm")])
+    cut = work / "pdf-cold" / "downloads" / "chapters"
+    add("chapter pdfs", [py, "-m", "mlbook", "chapters", str(site), "--out", str(work / "pdf-cold")], files=cut)
+    add("markdown (llms)", [py, "-m", "mlbook", "llms", str(site), "--out", str(work / "llms")])
     if name == "real":
         add(
             "pdf (pdf/ua-1 tagged)",
-            [py, "-m", "mlbook", "pdf", str(site), "--variant", "pdf/ua-1", "--out", str(work / "book-ua.pdf")],
+            [py, "-m", "mlbook", "pdf", str(site), "--variant", "pdf/ua-1", "--out", str(work / "pdf-ua")],
         )
     add("baseline: floor", [py, "-m", "mlbook.tools.bench", "--floor", str(site), str(work / "floor.pdf")])
-    add("epub", [py, "-m", "mlbook", "epub", str(site), "--out", str(work / "book.epub")])
+    add("epub", [py, "-m", "mlbook", "epub", str(site), "--out", str(work / "epub")])
     shutil.rmtree(cache, ignore_errors=True)
     add("build (cold)", [py, "-m", "mlbook", "build", "--site", str(work / "full")])
     add("build (warm)", [py, "-m", "mlbook", "build", "--site", str(work / "full")])
@@ -221,32 +209,6 @@ def floor(site: Path, out: Path) -> None:
     )
     doc.write_pdf(out)
     print(f"floor ({len(doc.pages)} pages)")
-
-
-def table(runs: list[Run]) -> str:
-    """The results as a Markdown table plus the target ratios per book."""
-    lines = [
-        "| Book | Stage | Wall (s) | CPU (s) | Peak memory (MB, PSS of all processes) | Pages | Pages/s |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in runs:
-        pages = f"{r.pages} | {r.pages_per_s:.1f}" if r.pages else " | "
-        lines.append(f"| {r.book} | {r.stage} | {r.wall_s:.1f} | {r.cpu_s:.1f} | {r.peak_mb:.0f} | {pages} |")
-    lines += [
-        "",
-        "| Book | PDF / floor (target <= 0.45) | PDF peak MB (target <= 500; 3x book <= 750) "
-        "| warm / cold build (target <= 0.33) | EPUB s (target < 5) | serve s (target < 2) |",
-        "|---|---|---|---|---|---|",
-    ]
-    for book in dict.fromkeys(r.book for r in runs):
-        by = {r.stage: r for r in runs if r.book == book}
-        serve = by.get("serve: save -> page shows it")
-        lines.append(
-            f"| {book} | {by['pdf (cold)'].wall_s / by['baseline: floor'].wall_s:.2f} | {by['pdf (cold)'].peak_mb:.0f} "
-            f"| {by['build (warm)'].wall_s / by['build (cold)'].wall_s:.2f} | {by['epub'].wall_s:.1f} "
-            f"| {f'{serve.wall_s:.1f}' if serve else 'n/a'} |"
-        )
-    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

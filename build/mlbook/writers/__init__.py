@@ -1,8 +1,10 @@
-"""The registry of downloadable editions: each format is one module with write(book, options, site_dir, out)."""
+"""The editions: FORMATS, the one registry that the theme, the pages, the summary and the command line read.
+
+Adding an edition is one writer module with ``write(book, options, site_dir, out_dir) -> int`` and one entry here.
+"""
 
 from __future__ import annotations
 
-import importlib
 import logging
 import time
 from pathlib import Path
@@ -10,39 +12,120 @@ from pathlib import Path
 from .. import options as saved_options
 from ..book import Book
 from ..options import Options
+from .registry import Argument, Format, Output, chapter_pdfs, markdown_export, whole_book
 
-# format -> (module, file suffix). Adding a format is one module and one line here.
-WRITERS = {"pdf": ("mlbook.writers.pdf", ".pdf"), "epub": ("mlbook.writers.epub", ".epub")}
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format(
+            "pdf",
+            "mlbook.writers.pdf",
+            "PDF",
+            "for reading offline and printing (A4)",
+            "pages",
+            whole_book(".pdf", "application/pdf"),
+            arguments=(Argument("--variant", "pdf_variant", "write a tagged, accessible PDF", ("pdf/ua-1",)),),
+        ),
+        Format(
+            "epub",
+            "mlbook.writers.epub",
+            "EPUB",
+            "for e-readers, phones and tablets",
+            "documents",
+            whole_book(".epub", "application/epub+zip"),
+        ),
+        Format(
+            "chapters",
+            "mlbook.writers.chapters",
+            "Chapter PDFs",
+            "one chapter at a time, with the book's page numbers",
+            "files",
+            chapter_pdfs,
+            needs=("pdf",),
+            skipped=lambda options: "a tagged pdf/ua-1 PDF cannot be cut into chapters" if options.pdf_variant else "",
+        ),
+        Format(
+            "llms",
+            "mlbook.writers.llms",
+            "Markdown",
+            "for language models and agents (the llms.txt convention)",
+            "pages",
+            markdown_export,
+        ),
+    )
+}
 
 LOG = logging.getLogger("mkdocs.plugins.mlbook")
 
 
-def output_path(site_dir: Path, options: Options, fmt: str) -> Path:
-    """Where an edition is written: ``<site>/downloads/<output_name><suffix>``."""
-    return Path(site_dir) / "downloads" / f"{options.output_name}{WRITERS[fmt][1]}"
+def configured(options: Options) -> list[Format]:
+    """The editions options.formats names, in registry order (an edition is written after those it needs)."""
+    return [f for name, f in FORMATS.items() if name in options.formats]
 
 
-def write_all(book: Book, options: Options, site_dir: Path) -> dict[str, dict]:
-    """Write every format in options.formats; return per format its path, size in bytes, count and seconds.
+def unmet_needs(names: list[str]) -> list[str]:
+    """One sentence per named edition that needs another edition missing from names."""
+    return [
+        f"'{name}' needs '{need}' (it reads that edition's file); add '{need}' or remove '{name}'"
+        for name in names
+        for need in FORMATS[name].needs
+        if need not in names
+    ]
 
-    Errors from a writer propagate; the previous file of that format stays in place.
+
+def offers(book: Book, options: Options, place: str) -> list[tuple[Format, Output]]:
+    """(edition, output) for every output offered at place (registry.PLACES) by the configured editions.
+
+    An edition that is not configured, or that these options skip, offers nothing anywhere.
     """
-    results = {}
-    for fmt in options.formats:
-        module = importlib.import_module(WRITERS[fmt][0])
-        out = output_path(site_dir, options, fmt)
-        start = time.perf_counter()
-        count = module.write(book, options, Path(site_dir), out)
-        seconds = time.perf_counter() - start
-        results[fmt] = {"path": str(out), "bytes": out.stat().st_size, "count": count, "seconds": seconds}
-        LOG.info(
-            "mlbook: wrote %s (%d bytes, %s) in %.1f s",
-            out,
-            out.stat().st_size,
-            f"{count} pages" if fmt == "pdf" else f"{count} chapters",
-            seconds,
-        )
-    return results
+    return [
+        (f, o)
+        for f in configured(options)
+        if not f.skipped(options)
+        for o in f.outputs(book, options)
+        if place in o.offered
+    ]
+
+
+def planned_paths(book: Book, options: Options) -> set[str]:
+    """Site paths of every file the configured editions will write (links to them are valid before they exist)."""
+    return {o.path for f in configured(options) if not f.skipped(options) for o in f.outputs(book, options)}
+
+
+def write_all(book: Book, options: Options, site_dir: Path, out_dir: Path | None = None) -> dict[str, dict]:
+    """Write every configured edition under out_dir (default: the site); return per edition what it wrote.
+
+    Each result holds count, unit, bytes (all its files), seconds, sizes (output key -> bytes), paths and
+    skipped (the reason it wrote nothing, else ''). Errors from a writer propagate; earlier files stay in place.
+    """
+    out_dir = Path(out_dir or site_dir)
+    return {f.name: write_one(f, book, options, Path(site_dir), out_dir) for f in configured(options)}
+
+
+def write_one(fmt: Format, book: Book, options: Options, site_dir: Path, out_dir: Path) -> dict:
+    """Write one edition (or skip it with its reason) and log what it wrote."""
+    reason = fmt.skipped(options)
+    if reason:
+        LOG.info("mlbook: %s not written: %s", fmt.title, reason)
+        empty = {"count": 0, "bytes": 0, "seconds": 0.0, "sizes": {}, "paths": []}
+        return {"title": fmt.title, "unit": fmt.unit, **empty, "skipped": reason}
+    start = time.perf_counter()
+    count = fmt.write(book, options, site_dir, out_dir)
+    seconds = time.perf_counter() - start
+    paths = {o.key: out_dir / o.path for o in fmt.outputs(book, options)}
+    sizes = {key: path.stat().st_size for key, path in paths.items()}
+    where = str(next(iter(paths.values()))) if len(paths) == 1 else f"{len(paths)} files"
+    LOG.info("mlbook: wrote %s (%d bytes, %d %s) in %.1f s", where, sum(sizes.values()), count, fmt.unit, seconds)
+    return {
+        "title": fmt.title,
+        "count": count,
+        "unit": fmt.unit,
+        "bytes": sum(sizes.values()),
+        "seconds": seconds,
+        "sizes": sizes,
+        "paths": [str(p) for p in paths.values()],
+        "skipped": "",
+    }
 
 
 def save_model(book: Book, options: Options, site_dir: Path) -> None:

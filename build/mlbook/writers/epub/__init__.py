@@ -12,6 +12,7 @@ from ...book import Book
 from ...options import Options
 from ...provenance import as_datetime
 from ..outputs import atomic_path
+from ..registry import book_file
 from ..styles import epub_css
 from . import cover
 from .chapters import EpubError, chapter_html, file_name, toc_entry
@@ -82,8 +83,9 @@ def _repack(src: Path, dst: Path, epoch: int) -> None:
             zout.writestr(info, zin.read(name))
 
 
-def write(book: Book, options: Options, site_dir: Path, out: Path) -> int:
-    """Write the EPUB to out atomically and return the number of chapter documents in it."""
+def write(book: Book, options: Options, site_dir: Path, out_dir: Path) -> int:
+    """Write the EPUB to ``out_dir/downloads/<output_name>.epub`` atomically; return its number of chapter documents."""
+    out = Path(out_dir) / book_file(options, ".epub")
     eb = build(book, options, Path(site_dir))
     with atomic_path(out) as tmp, atomic_path(Path(str(out) + ".raw")) as raw:
         epub.write_epub(str(raw), eb, {"mtime": as_datetime(options.epoch), "epub3_pages": False})

@@ -11,7 +11,7 @@ from lxml.html import builder as E
 
 from ...book import Book, Chapter
 from ...html import article as articles
-from ...html import links
+from ...html import links, offsite
 from ...html.printable import make_printable
 from ...options import Options
 
@@ -28,7 +28,7 @@ def file_name(chapter: Chapter) -> str:
 def _rewrite(book: Book, chapter: Chapter, art, options: Options, images: dict[str, str]) -> None:
     """Point links at chapter documents and images at packaged copies (collected in images: site path -> name)."""
     by_url = book.by_url()
-    for a in art.iter("a"):
+    for a in list(art.iter("a")):
         href = a.get("href")
         if not href:
             continue
@@ -37,7 +37,7 @@ def _rewrite(book: Book, chapter: Chapter, art, options: Options, images: dict[s
             frag = f"#{target.fragment}" if target.fragment else ""
             a.set("href", file_name(by_url[target.url]) + frag)
         elif target.kind in ("page", "file"):
-            a.set("href", options.site_url.rstrip("/") + "/" + target.url)
+            offsite.point(a, target, options)
     for img in art.iter("img"):
         target = links.resolve(chapter.url, img.get("src") or "")
         if target.kind != "file":

@@ -10,6 +10,7 @@ from weasyprint import CSS, HTML
 from ...book import Book
 from ...options import Options
 from ..outputs import atomic_path
+from ..registry import book_file
 from ..styles import STYLES, pdf_css
 from . import chunks, combine, fonts
 from .render import ConfinedFetcher, WarningCollector
@@ -19,14 +20,15 @@ class PdfError(RuntimeError):
     """The PDF could not be written correctly; the message lists every problem."""
 
 
-def write(book: Book, options: Options, site_dir: Path, out: Path) -> int:
-    """Render the whole book to the PDF at out (A4) and return its page count.
+def write(book: Book, options: Options, site_dir: Path, out_dir: Path) -> int:
+    """Render the whole book to the PDF (A4) at ``out_dir/downloads/<output_name>.pdf``; return its page count.
 
     With options.pdf_workers other than 1 the book is rendered in chunks by parallel worker processes
     (chunks); with 1, as one document in this process. Raises fonts.MissingFonts when a Noto family is
     absent, and PdfError when WeasyPrint reports a missing anchor, a refused URL or any other warning; out is
     then left as it was.
     """
+    out = Path(out_dir) / book_file(options, ".pdf")
     fonts.require()
     workers = options.pdf_workers or chunks.default_workers()
     if workers > 1 and not options.pdf_variant:  # a tagged PDF's structure tree cannot be joined from chunks

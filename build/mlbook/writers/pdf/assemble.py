@@ -63,9 +63,8 @@ class Assembler:
                 while stack and stack[-1][0] >= level:
                     stack.pop()
                 parent = stack[-1][1] if stack else None
-                item = self.writer.add_outline_item(
-                    label, page, parent=parent, fit=Fit.xyz(left=x * PX_TO_PT, top=height - y * PX_TO_PT)
-                )
+                fit = Fit.xyz(left=x * PX_TO_PT, top=height - y * PX_TO_PT)
+                item = self.writer.add_outline_item(title=label, page_number=page, parent=parent, fit=fit)
                 stack.append((level, item))
 
     def metadata(self, options: Options) -> None:

@@ -10,7 +10,7 @@ from lxml.html import builder as E
 
 from ...book import Book, Chapter
 from ...html import article as articles
-from ...html import codestyle, links
+from ...html import codestyle, links, offsite
 from ...html.codewrap import drop_unstyled_spans, wrap_code
 from ...html.printable import make_printable
 from ...options import Options
@@ -31,10 +31,9 @@ def rewrite_chapter(book: Book, chapter: Chapter, art: lhtml.HtmlElement, option
     for el in art.iter():
         if isinstance(el.tag, str) and el.get("id"):
             el.set("id", anchor(chapter, el.get("id")))
-    for a in art.iter("a"):
-        href = a.get("href")
-        if href:
-            a.set("href", _print_href(by_url, chapter, href, options))
+    for a in list(art.iter("a")):
+        if a.get("href"):
+            _print_link(by_url, chapter, a, options)
     for img in art.iter("img"):
         target = links.resolve(chapter.url, img.get("src") or "")
         if target.kind == "file":
@@ -43,14 +42,13 @@ def rewrite_chapter(book: Book, chapter: Chapter, art: lhtml.HtmlElement, option
     wrap_code(art, CODE_COLUMNS)
 
 
-def _print_href(by_url: dict[str, Chapter], chapter: Chapter, href: str, options: Options) -> str:
-    target = links.resolve(chapter.url, href)
+def _print_link(by_url: dict[str, Chapter], chapter: Chapter, a: lhtml.HtmlElement, options: Options) -> None:
+    """Point a link at its in-document anchor; scripts and other site files online, or as their path in text."""
+    target = links.resolve(chapter.url, a.get("href"))
     if target.kind == "page" and target.url in by_url:
-        return "#" + anchor(by_url[target.url], target.fragment)
-    if target.kind in ("page", "file"):
-        # Scripts and other site files: their stable URL on the published site.
-        return options.site_url.rstrip("/") + "/" + target.url + (f"#{target.fragment}" if target.fragment else "")
-    return href
+        a.set("href", "#" + anchor(by_url[target.url], target.fragment))
+    elif target.kind in ("page", "file"):
+        offsite.point(a, target, options)
 
 
 def chapter_section(book: Book, chapter: Chapter, options: Options, site_dir: Path) -> lhtml.HtmlElement:
@@ -108,10 +106,7 @@ def front_matter(options: Options) -> list[lhtml.HtmlElement]:
     colophon = E.SECTION(
         E.CLASS("colophon"),
         E.P(E.STRONG(options.title), f" — {options.subtitle}."),
-        E.P(
-            f"Edition: {options.edition}, built {date}. Online edition: ",
-            E.A(options.site_url, href=options.site_url),
-        ),
+        _edition_line(options, date),
         E.P(
             f"© {as_datetime(options.epoch).year} {options.author}."
             + (f" {options.copyright}." if options.copyright else "")
@@ -123,6 +118,14 @@ def front_matter(options: Options) -> list[lhtml.HtmlElement]:
         ),
     )
     return [cover, colophon]
+
+
+def _edition_line(options: Options, date: str) -> lhtml.HtmlElement:
+    """The colophon's edition line, with a link to the online edition when the book has a site_url."""
+    if not options.site_url:
+        return E.P(f"Edition: {options.edition}, built {date}.")
+    link = E.A(options.site_url, href=options.site_url)
+    return E.P(f"Edition: {options.edition}, built {date}. Online edition: ", link)
 
 
 def head(options: Options) -> str:

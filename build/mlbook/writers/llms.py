@@ -1,0 +1,146 @@
+"""The Markdown export: `llms.txt` (title, summary, one link per page) and `llms-full.txt` (the whole book).
+
+Both are derived from the built article HTML with markdownify, a well-kept HTML-to-Markdown converter, so they
+hold what the site shows: spec tables as tables, included scripts as code blocks, figures as ``![alt](url)``.
+Links point at the published site with a site_url, else at site paths relative to the site root.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from bs4 import BeautifulSoup
+from lxml import html as lhtml
+from lxml.html import builder as E
+from markdownify import MarkdownConverter
+
+from ..book import Book, Chapter
+from ..html import article as articles
+from ..html import links
+from ..html.description import first_paragraph
+from ..html.printable import make_printable
+from ..options import Options
+from .outputs import atomic_path
+from .registry import LLMS, LLMS_FULL
+
+BLANK_LINES = re.compile(r"\n{3,}")
+
+
+class Converter(MarkdownConverter):
+    """markdownify with ATX headings, dash bullets, fenced code in its language, and words left unescaped."""
+
+    def __init__(self) -> None:
+        super().__init__(heading_style="ATX", bullets="-", escape_underscores=False, code_language_callback=language)
+
+
+def language(pre) -> str:
+    """The language of a highlighted block: Material writes it as a `language-<name>` class on the wrapper."""
+    for el in (pre, pre.parent):
+        for cls in (el.get("class") or []) if el is not None else []:
+            if cls.startswith("language-"):
+                return cls.removeprefix("language-")
+    return ""
+
+
+def url(options: Options, path: str, fragment: str = "") -> str:
+    """A site path as a link in the export: online with a site_url, else relative to the site root."""
+    base = options.site_url.rstrip("/") + "/" if options.site_url else ""
+    return base + path + (f"#{fragment}" if fragment else "") if base or path or fragment else "./"
+
+
+def prepare(book: Book, chapter: Chapter, art: lhtml.HtmlElement, options: Options) -> lhtml.HtmlElement:
+    """The article made plain for conversion: title with its number, links and images as export URLs."""
+    h1 = art.find(".//h1")
+    if h1 is not None:
+        h1.getparent().replace(h1, E.H1(chapter.display_title))
+    for a in art.iter("a"):
+        target = links.resolve(chapter.url, a.get("href") or "")
+        if target.kind in ("page", "file"):
+            a.set("href", url(options, target.url, target.fragment))
+    for img in art.iter("img"):
+        target = links.resolve(chapter.url, img.get("src") or "")
+        if target.kind == "file":
+            img.set("src", url(options, target.url))
+    for note in art.cssselect("div.admonition"):
+        _quote(note)
+    for title in art.cssselect("p.tab-title"):
+        _bold(title)
+    return art
+
+
+def _quote(note: lhtml.HtmlElement) -> None:
+    """An admonition as a block quote that opens with its title in bold."""
+    title = note.find("p")
+    if title is not None and "admonition-title" in (title.get("class") or ""):
+        _bold(title)
+    note.tag = "blockquote"
+
+
+def _bold(title: lhtml.HtmlElement) -> None:
+    """A title paragraph (of an admonition or a tab) as a paragraph of bold text."""
+    bold = E.P(E.STRONG(title.text_content().strip()))
+    bold.tail = title.tail
+    title.getparent().replace(title, bold)
+
+
+def _plain_code(art: lhtml.HtmlElement) -> None:
+    """Each code block as plain text: its highlighting spans are most of the page's elements and carry no text."""
+    for code in art.cssselect("pre > code"):
+        text = code.text_content()
+        for child in list(code):
+            code.remove(child)
+        code.text = text
+
+
+def chapter_markdown(book: Book, chapter: Chapter, art: lhtml.HtmlElement, options: Options) -> str:
+    """One page of the book (its loaded article, changed in place) as clean Markdown."""
+    prepare(book, chapter, make_printable(art), options)
+    _plain_code(art)
+    soup = BeautifulSoup(lhtml.tostring(art, encoding="unicode"), "lxml")
+    text = Converter().convert_soup(soup)
+    return BLANK_LINES.sub("\n\n", text).strip() + "\n"
+
+
+def full(options: Options, pages: list[str]) -> str:
+    """llms-full.txt: the book's title and summary, then every page's Markdown in reading order."""
+    return f"# {options.title}\n\n> {options.subtitle}\n\n" + "\n".join(pages)
+
+
+def index(book: Book, options: Options, described: dict[str, str]) -> str:
+    """llms.txt: title, summary, the full export's link, then one link per page with its one-line description."""
+    lines = [f"# {options.title}", "", f"> {options.subtitle}", ""]
+    lines += [f"The whole book as one Markdown file: [{LLMS_FULL}]({url(options, LLMS_FULL)}).", ""]
+    sections = [("Front matter", book.front)]
+    sections += [(p.title, ([p.page] if p.page else []) + p.chapters) for p in book.parts]
+    sections += [("Back matter", book.back)]
+    for title, pages in sections:
+        if pages:
+            lines += [f"## {title}", "", *[_entry(c, options, described.get(c.src_uri, "")) for c in pages], ""]
+    return "\n".join(lines)
+
+
+def _entry(chapter: Chapter, options: Options, description: str) -> str:
+    """`- [title](url): description` for one page."""
+    note = f": {description}" if description else ""
+    return f"- [{chapter.display_title}]({url(options, chapter.url)}){note}"
+
+
+def _description(art: lhtml.HtmlElement) -> str:
+    """The article's first paragraph as one line of text ('' when it has none)."""
+    text = first_paragraph(lhtml.tostring(art, encoding="unicode"))
+    return html.unescape(text) if text else ""
+
+
+def write(book: Book, options: Options, site_dir: Path, out_dir: Path) -> int:
+    """Write llms.txt and llms-full.txt at the root of out_dir; return the number of pages exported."""
+    described, pages = {}, []
+    for chapter in book.pages():
+        art = articles.load(site_dir, chapter)
+        described[chapter.src_uri] = _description(art)
+        pages.append(chapter_markdown(book, chapter, art, options))
+    for name, text in ((LLMS, index(book, options, described)), (LLMS_FULL, full(options, pages))):
+        with atomic_path(Path(out_dir) / name) as tmp:
+            tmp.write_text(text, encoding="utf-8")
+    return len(book.pages())
