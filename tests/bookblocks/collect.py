@@ -72,6 +72,11 @@ def parse_chapter(path: Path, root: Path, evaluator: Callable | None = None) -> 
     return document
 
 
+def renders_runbook(text: str) -> bool:
+    """True when the chapter's Markdown holds a ``/// runbook`` block (its blocks come from the YAML)."""
+    return bool(_DATA_BLOCK.search(text))
+
+
 def expand_data_blocks(text: str, relpath: str, root: Path) -> tuple[str, dict[int, tuple[str, int]]]:
     """The chapter as the build renders it (``/// runbook`` expanded), and where its generated fences come from.
 

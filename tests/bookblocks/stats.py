@@ -6,6 +6,8 @@ from collections import Counter
 
 # Filled by tests/test_book_blocks.py: relpath -> list of (runner, status, reason).
 RESULTS: dict[str, list[tuple[str, str, str | None]]] = {}
+# The chapters among them whose results came from bookblocks.cache (identical inputs passed before).
+CACHED: set[str] = set()
 FLOORS = {"python": 0.70, "bash": 0.40}
 
 
@@ -31,8 +33,11 @@ def summary_line(results: dict[str, list[tuple[str, str, str | None]]]) -> str:
         f"{lang} {run}/{total} = {100 * run / max(total, 1):.0f}% run" for lang, (run, total) in shares(rows).items()
     )
     included = sum(r[1] == "included" for r in code)
+    cached = sum(relpath in CACHED for relpath in results)
+    reused = f" ({cached} of them from the cache of an identical passing run; BOOKBLOCKS_CACHE=0 runs all)"
+    chapters = f"{len(results)} chapters{reused if cached else ''}"
     return (
-        f"book code blocks in {len(results)} chapters: {len(ran)} run ({included} of them included scripts/ files), "
+        f"book code blocks in {chapters}: {len(ran)} run ({included} of them included scripts/ files), "
         f"{sum(skipped.values())} skipped ({parts}; {xfailed} needs-gpu Python blocks ran and failed on CPU as "
         f"expected), {failed} failed; {share}"
     )
