@@ -61,7 +61,6 @@ def test_run_shares_meet_floors():
 PENDING_MOVES: dict[str, int] = {
     "book/development/profiling.md": 1,
     "book/hardware/amd-troubleshooting.md": 1,
-    "book/hardware/host-memory.md": 2,
     "book/orchestration/containers.md": 1,
     "book/orchestration/slurm-users.md": 1,
     "book/training/emulating-multi-node.md": 1,
