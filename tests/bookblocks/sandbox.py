@@ -62,6 +62,7 @@ def make_workdir(path: Path) -> Path:
     """Create ``path`` (with ``home/``) owned by nobody, with a copy of scripts/ and a link to the venv."""
     user = pwd.getpwnam(USER)
     (path / "home").mkdir(parents=True, exist_ok=True)
+    (path / ".tmp").mkdir(exist_ok=True)  # the chapter's /tmp (see _SETUP)
     shutil.copytree(REPO / "scripts", path / "scripts", dirs_exist_ok=True)
     if not (path / ".venv").exists():  # `.venv/bin/torchrun ...` as typed from the repository root
         (path / ".venv").symlink_to(sys.prefix)
@@ -69,6 +70,7 @@ def make_workdir(path: Path) -> Path:
         for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
             os.chown(name, user.pw_uid, user.pw_gid, follow_symlinks=False)
     path.chmod(0o755)
+    (path / ".tmp").chmod(0o1777)
     return path
 
 
@@ -95,8 +97,10 @@ def environment(workdir: Path, extra: dict[str, str] | None = None) -> dict[str,
 
 # Runs as root inside the new namespaces, then drops to nobody.  /root is replaced by an empty tmpfs (the
 # host's home stays hidden), except the Python installation when it lives under /root (pyenv), which is
-# bind-mounted back so that nobody can run this interpreter.  Outside SLURM mode /tmp is a private tmpfs
-# too (a block's /tmp/ckpts never meets another run's), with the working folder bind-mounted back into it;
+# bind-mounted back so that nobody can run this interpreter.  Outside SLURM mode /tmp is the chapter's own
+# folder (WORK/.tmp): the blocks of one chapter share it, as a reader's session does (a save block writes
+# /tmp/ckpt, the load block below reads it), and no other chapter or the host sees it; the working folder
+# is bind-mounted back into it;
 # SLURM mode keeps the host's /tmp, where the test cluster's munge socket lives.  /mnt is the staging point.
 _SETUP = """set -e
 readlink /proc/self/ns/pid > "$SANDBOX_NSFILE"
@@ -109,7 +113,7 @@ case "$SANDBOX_PREFIX" in /root/*)
 esac
 if [ "$SANDBOX_NET" = off ]; then
   mkdir /mnt/work && mount --bind "$SANDBOX_WORK" /mnt/work
-  mount -t tmpfs -o mode=1777 tmpfs /tmp
+  mount --bind "$SANDBOX_WORK/.tmp" /tmp
   mkdir -p "$SANDBOX_WORK" && mount --move /mnt/work "$SANDBOX_WORK"
 fi
 cd "$SANDBOX_WORK"  # the folder as mounted now (the old cwd is another mount: rename would fail, EXDEV)
