@@ -11,7 +11,7 @@ export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help book html pdf epub dist serve lint test test-fast coverage bench gpu-smoke check-links-external clean setup
+.PHONY: help book html pdf epub dist serve lint test test-blocks test-fast coverage bench gpu-smoke check-links-external clean setup
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -55,8 +55,14 @@ lint: $(VENV)/.test ## Lint the pipeline, scripts, tests, chapters and the publi
 	git ls-files -co --exclude-standard -- 'scripts/*.sh' 'scripts/*.slurm' | xargs -r -n1 bash -n
 	$(VENV)/bin/actionlint .github/workflows/*.yml
 
-test: lint ## Everything CI runs: lint, then the whole test suite
+test: lint ## Everything CI runs: lint, then the whole test suite (ends with the book code-block summary)
 	$(PY) -m pytest
+	@cat .cache/tests/book-blocks-summary.txt 2>/dev/null || true
+
+test-blocks: $(VENV)/.test ## Run one chapter's code blocks: make test-blocks CHAPTER=book/x.md
+	@test -n "$(CHAPTER)" || { echo "error: name the chapter: make test-blocks CHAPTER=book/<part>/<file>.md" >&2; exit 2; }
+	@test -f "$(CHAPTER)" || { echo "error: $(CHAPTER) does not exist" >&2; exit 2; }
+	BOOKBLOCKS_CACHE=0 CHAPTER=$(CHAPTER) $(PY) -m pytest tests/test_book_blocks.py
 
 test-fast: $(VENV)/.test ## Unit tests only (no full book build); run before each commit
 	$(PY) -m pytest -m "not slow"

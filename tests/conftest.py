@@ -150,6 +150,33 @@ def chromium():
             browser.close()
 
 
+@pytest.fixture(scope="session")
+def slurm(tmp_path_factory):
+    """The two-node test SLURM cluster (tests/test_slurm.py starts it), shared by the launcher and book-block tests."""
+    import test_slurm
+
+    yield from test_slurm.start_session_cluster(tmp_path_factory)
+
+
+BLOCKS_SUMMARY = CACHE / "book-blocks-summary.txt"
+
+
+def pytest_sessionstart(session):
+    """Forget the last session's book-block summary (`make test` prints the one this session writes)."""
+    BLOCKS_SUMMARY.unlink(missing_ok=True)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Write the one-line summary of the book's code blocks, when this session ran them."""
+    from bookblocks import stats
+
+    if stats.RESULTS:
+        line = stats.summary_line(stats.RESULTS)
+        BLOCKS_SUMMARY.parent.mkdir(parents=True, exist_ok=True)
+        BLOCKS_SUMMARY.write_text(line + "\n", encoding="utf-8")
+        terminalreporter.write_line(line)
+
+
 # Modules that run real programs (torchrun, SLURM, fio, a browser): integration tests, left out of test-fast.
 INTEGRATION_MODULES = {"test_scripts_run", "test_scripts_toolkit", "test_scripts_cluster", "test_slurm"}
 

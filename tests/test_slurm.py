@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Run the SLURM launchers in scripts/slurm/ for real, on a two-node SLURM cluster on this machine.
+"""Run the SLURM launchers in scripts/slurm/ for real, on a three-node SLURM cluster on this machine.
 
 A session-scoped fixture starts munged, slurmctld and three slurmd daemons (nodes n1, n2 and n3, all on
-127.0.0.1 with distinct ports; n3 belongs only to the "sweep" partition, for the cluster tools'
-tests) from Debian's slurm-wlm packages, with every state, spool, log and pid file in a pytest
-temporary folder.  The nodes claim 64 CPUs, 512000 MB and 8 GPUs each
+127.0.0.1 with distinct ports) from Debian's slurm-wlm packages, with every state, log and pid file
+in a pytest temporary folder (n3 belongs only to the "sweep" partition, for the cluster tools'
+tests; the spool beside munged's socket, in a folder every user can enter, so
+that jobs of any user run; see also python_visible).  The nodes claim 64 CPUs, 512000 MB and 8 GPUs each
 (``SlurmdParameters=config_overrides``; the GPUs are character-device clones of /dev/null listed in
 gres.conf with ``AutoDetect=off``), so the launchers' ``#SBATCH --gpus-per-node=8`` lines schedule
 unmodified.  CUDA stays unavailable to the jobs, so they run with BACKEND=gloo on CPU.
@@ -124,7 +125,7 @@ CredType=cred/munge
 # cred_expire also sets how long a requeued job waits before it may start again (default 120 s).
 AuthInfo=socket={munge_socket},cred_expire=5
 StateSaveLocation={root}/state
-SlurmdSpoolDir={root}/spool/%n
+SlurmdSpoolDir={spool}/%n
 SlurmctldPidFile={root}/pid/slurmctld.pid
 SlurmdPidFile={root}/pid/slurmd-%n.pid
 SlurmctldLogFile={root}/log/slurmctld.log
@@ -219,7 +220,7 @@ def stop_daemon(pid_file: Path, timeout: float = 10) -> None:
 
 def start_cluster(root: Path, munge_dir: Path, tools: dict[str, str]) -> Cluster:
     """Write the configuration under ``root`` and start munged, slurmctld and two slurmd."""
-    for sub in ("state", "spool", "pid", "log", "dev"):
+    for sub in ("state", "pid", "log", "dev"):
         (root / sub).mkdir(parents=True, exist_ok=True)
 
     # munged runs as the unprivileged user "munge" with its own key and socket in munge_dir.
@@ -230,6 +231,10 @@ def start_cluster(root: Path, munge_dir: Path, tools: dict[str, str]) -> Cluster
     for path in (munge_dir, key):
         os.chown(path, munge_user.pw_uid, munge_user.pw_gid)
     munge_dir.chmod(0o755)  # munged requires a socket folder that every user can enter
+    # The job scripts too: slurmstepd runs a user's batch script from the spool as that user, and pytest's
+    # temporary folders are private to root.
+    spool = munge_dir / "spool"
+    spool.mkdir(mode=0o755, exist_ok=True)
     munge_socket = munge_dir / "munge.socket"
     started = subprocess.run(
         [
@@ -268,6 +273,7 @@ def start_cluster(root: Path, munge_dir: Path, tools: dict[str, str]) -> Cluster
     conf.write_text(
         SLURM_CONF.format(
             root=root,
+            spool=spool,
             munge_socket=munge_socket,
             ctld_port=free_port(),
             port_n1=free_port(),
@@ -287,7 +293,8 @@ def start_cluster(root: Path, munge_dir: Path, tools: dict[str, str]) -> Cluster
     cluster = Cluster(root=root, conf=conf, env=env, tools=tools)
     subprocess.run([tools["slurmctld"], "-f", str(conf)], check=True, timeout=30, env=env)
     for node in ALL_NODES:
-        subprocess.run([tools["slurmd"], "-f", str(conf), "-N", node], check=True, timeout=30, env=env)
+        slurmd = [tools["slurmd"], "-f", str(conf), "-N", node]
+        subprocess.run([*python_visible(), *slurmd], check=True, timeout=30, env=env)
 
     def all_idle() -> bool:
         proc = cluster.run("sinfo", "-h", "-N", "-o", "%N %T")
@@ -300,6 +307,30 @@ def start_cluster(root: Path, munge_dir: Path, tools: dict[str, str]) -> Cluster
         print(cluster.logs(), file=sys.stderr)
         raise
     return cluster
+
+
+# The jobs of every user must be able to run this interpreter (the book-block sandbox submits as nobody).
+# When it lives under /root (pyenv), which only root may enter, slurmd starts in a mount namespace of
+# its own where /root is an empty tmpfs that anyone may enter, with the folder holding the interpreter
+# bind-mounted back read-only; its job steps inherit that view.  Nothing changes for the host.
+_PYTHON_VISIBLE = """set -e
+mount -t tmpfs tmpfs /mnt
+mkdir /mnt/python && mount --bind -o ro "$1" /mnt/python
+mount -t tmpfs -o mode=755 tmpfs /root
+mkdir -p "$1" && mount --move /mnt/python "$1"
+umount /mnt
+shift
+exec "$@"
+"""
+
+
+def python_visible() -> list[str]:
+    """A command prefix that runs a daemon where every user can run ``sys.executable`` (see above)."""
+    prefix = Path(sys.base_prefix).resolve()
+    if not prefix.is_relative_to("/root"):
+        return []
+    top = Path("/root") / prefix.relative_to("/root").parts[0]  # /root/.pyenv: its shims stay usable
+    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", _PYTHON_VISIBLE, "sh", str(top)]
 
 
 def job_step_daemons(conf: Path) -> list[int]:
@@ -346,9 +377,8 @@ def stop_cluster(root: Path, munge_dir: Path, cluster: Cluster | None = None) ->
             pass
 
 
-@pytest.fixture(scope="session")
-def slurm(tmp_path_factory) -> Iterator[Cluster]:
-    """A running SLURM cluster for the whole test session: n1, n2 (partition debug, the default) and n3 (sweep)."""
+def start_session_cluster(tmp_path_factory) -> Iterator[Cluster]:
+    """The SLURM cluster (n1, n2 in partition debug; n3 in sweep) for the session (conftest's ``slurm`` fixture)."""
     tools = {name: find_tool(name) for name in (*DAEMONS, *CLIENTS)}
     missing = sorted(name for name, path in tools.items() if path is None)
     require(
