@@ -9,14 +9,14 @@ import matplotlib
 import pytest
 
 from mlbook.data import figures
-from mlbook.data.figures import collectives, memory, style, timeline
+from mlbook.data.figures import collectives, memory, style, timeline, topology
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "book" / "data"
-NEW_FAMILIES = (collectives, memory, timeline)
+NEW_FAMILIES = (collectives, memory, timeline, topology)
 
 
 def _used_in_book() -> dict[str, list[str]]:
@@ -109,3 +109,10 @@ def test_1f1b_schedule_has_the_bubble_of_the_formula_and_respects_dependencies()
         assert all(a[1] <= b_[0] for a, b_ in zip(spans, spans[1:], strict=False))
     with pytest.raises(ValueError):
         timeline.one_f_one_b(4, 2)
+
+
+def test_topologies_follow_their_wiring_rules():
+    links = topology.fat_tree_links(8, 4)
+    assert len(set(links)) == 32 and {s for _, s in links} == set(range(4))  # every leaf to every spine once
+    cables = topology.rail_links(4, 8)
+    assert all(nic == rail for _, nic, rail in cables) and len(cables) == 32
