@@ -9,14 +9,14 @@ import matplotlib
 import pytest
 
 from mlbook.data import figures
-from mlbook.data.figures import collectives, memory, style, timeline, topology
+from mlbook.data.figures import collectives, memory, parallelism, style, timeline, topology
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "book" / "data"
-NEW_FAMILIES = (collectives, memory, timeline, topology)
+NEW_FAMILIES = (parallelism, collectives, memory, timeline, topology)
 
 
 def _used_in_book() -> dict[str, list[str]]:
@@ -116,3 +116,14 @@ def test_topologies_follow_their_wiring_rules():
     assert len(set(links)) == 32 and {s for _, s in links} == set(range(4))  # every leaf to every spine once
     cables = topology.rail_links(4, 8)
     assert all(nic == rail for _, nic, rail in cables) and len(cables) == 32
+
+
+def test_parallel_layouts_split_the_model_without_gaps():
+    assert [parallelism.holds("pipeline (PP)", g) for g in range(4)] == [
+        "layers 0-7",
+        "layers 8-15",
+        "layers 16-23",
+        "layers 24-31",
+    ]
+    assert parallelism.holds("expert (EP)", 3) == "experts 48-63"
+    assert parallelism.holds("context (CP)", 3) == "tokens 96k-128k"
