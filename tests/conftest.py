@@ -110,6 +110,12 @@ def mini_site() -> Path:
 
 
 @pytest.fixture(scope="session")
+def print_site() -> Path:
+    """The print fixture book (constructs that once printed wrongly) built once per test session."""
+    return _built(FIXTURES / "print", "print")
+
+
+@pytest.fixture(scope="session")
 def nested_site() -> Path:
     """The nested fixture book (nested sections, an interlude, CJK and punctuation in file names) built once."""
     return _built(FIXTURES / "nested", "nested")

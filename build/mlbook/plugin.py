@@ -20,6 +20,7 @@ from .config import PluginConfig
 from .data import changes as changes_data
 from .data import figures
 from .diagnostics import DEBUG_HINT, LOGGER, EditionError, Reporter, WarningCounter, WriterError, debug
+from .html import drawings
 from .html.description import describe
 from .markdown import calcblock
 from .markdown import figures as figure_blocks
@@ -269,7 +270,17 @@ class BookPlugin(BasePlugin[PluginConfig]):
             LOGGER.info(line)
 
     def on_page_content(self, html, page, config, files):
-        """Give every page a description (front matter, else its first paragraph) for search engines and previews."""
+        """Draw math and diagrams at build time; give every page a description for search engines and previews."""
+        src_uri = page.file.src_uri
+        html = drawings.prepare_page(
+            html,
+            page.url,
+            self.sources.get(src_uri, ""),
+            f"{Path(config.docs_dir).name}/{src_uri}",
+            Path(config.docs_dir),
+            self.root / ".cache" / "drawings",
+            self.reporter,
+        )
         if not page.meta.get("description"):
             description = describe(html)
             if description is not None:

@@ -27,7 +27,8 @@ def load(site_dir: Path, chapter: Chapter) -> lhtml.HtmlElement:
         raise ValueError(f"{path}: no <article> element; was this page built by the Material theme?")
     article = found[0]
     for el in article.cssselect(CHROME):
-        _drop(el)
+        if el.tag != "style" or not any(a.tag == "svg" for a in el.iterancestors()):  # a drawing's own style stays
+            _drop(el)
     return article
 
 

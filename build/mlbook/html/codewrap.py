@@ -1,4 +1,4 @@
-"""Code blocks for print: long lines broken with a visible continuation marker, and highlighting kept lean."""
+"""Lines for print: long code lines broken with a visible marker, long runs in prose allowed to break."""
 
 from __future__ import annotations
 
@@ -67,3 +67,26 @@ def drop_unstyled_spans(article: lhtml.HtmlElement, styled: set[str]) -> int:
                 span.drop_tag()
                 removed += 1
     return removed
+
+
+RUN_BLOCKS = ("p", "li", "td", "th", "dd", "dt", "h1", "h2", "h3", "h4", "h5", "h6", "figcaption")
+LONG_RUN = 40  # characters without a break opportunity that no text column of the PDF can hold beside others
+
+
+def mark_split_runs(article: lhtml.HtmlElement) -> int:
+    """Give class ``split-run`` to each block whose long unbroken run crosses an inline element's edge.
+
+    WeasyPrint applies overflow-wrap only within one text box: the part of a run after ``<b>`` or ``<code>``
+    cannot break and runs off the page (Kozea/WeasyPrint#2900); the print style sets ``word-break: break-all``
+    on these blocks. Returns how many blocks were marked.
+    """
+    marked = 0
+    for block in article.iter(*RUN_BLOCKS):
+        pieces = [block.text or ""]
+        for child in block.iterdescendants():
+            pieces += ["\0", child.text or "", "\0", child.tail or ""]
+        runs = re.findall(rf"[^\s]{{{LONG_RUN},}}", "".join(pieces))
+        if any("\0" in run.strip("\0") for run in runs):
+            block.set("class", " ".join([*(block.get("class") or "").split(), "split-run"]))
+            marked += 1
+    return marked

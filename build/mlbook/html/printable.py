@@ -1,4 +1,4 @@
-"""Material constructs made static for print and e-readers: tabs become labelled sections, details open."""
+"""Material constructs made static for print and e-readers: tabs, details, task boxes and abbreviations."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ def make_printable(article: lhtml.HtmlElement) -> lhtml.HtmlElement:
     """Rewrite, in place, the interactive parts of a Material article into static HTML and return it.
 
     Content tabs become one section per tab (label as a title, every tab in order); collapsible blocks become
-    admonitions with their title; radio inputs and labels that only drive the tabs disappear. Problems' answers
-    move to an "Answers" section before the chapter's Sources (answers.py). Calculator forms disappear; their
-    worked tables stay (markdown/calcblock.py).
+    admonitions with their title; radio inputs and labels that only drive the tabs disappear; task-list check
+    boxes become the characters ☑ and ☐; an abbreviation is spelled out after its first use in the chapter.
+    Problems' answers move to an "Answers" section before the chapter's Sources (answers.py). Calculator forms
+    disappear; their worked tables stay (markdown/calcblock.py).
     """
     move_answers(article)
     drop_live_forms(article)
@@ -23,7 +24,37 @@ def make_printable(article: lhtml.HtmlElement) -> lhtml.HtmlElement:
         _linearize_tabs(tabset)
     for details in list(article.iter("details")):
         _open_details(details)
+    for box in list(article.cssselect("li.task-list-item input[type=checkbox]")):
+        _print_task_box(box)
+    _spell_out_abbreviations(article)
     return article
+
+
+TASK_DONE, TASK_OPEN = "\u2611", "\u2610"  # BALLOT BOX WITH CHECK, BALLOT BOX
+HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+
+
+def _print_task_box(box: lhtml.HtmlElement) -> None:
+    """Replace a check box (and Material's label around it) by a character that shows its state."""
+    mark = E.SPAN(E.CLASS("task-box"), TASK_DONE if box.get("checked") is not None else TASK_OPEN)
+    label = box.getparent()
+    target = label if label.tag == "label" and "task-list-control" in (label.get("class") or "") else box
+    mark.tail = target.tail
+    target.getparent().replace(target, mark)
+
+
+def _spell_out_abbreviations(article: lhtml.HtmlElement) -> None:
+    """Write "HBM (High Bandwidth Memory)" at the first use of each abbreviation outside headings.
+
+    On the site the expansion is a tooltip; paper and most e-readers have no hover.
+    """
+    seen = set()
+    for abbr in list(article.iter("abbr")):
+        title, text = (abbr.get("title") or "").strip(), abbr.text_content().strip()
+        if not title or text in seen or any(a.tag in HEADINGS for a in abbr.iterancestors()):
+            continue
+        seen.add(text)
+        abbr.tail = f" ({title})" + (abbr.tail or "")
 
 
 def _linearize_tabs(tabset: lhtml.HtmlElement) -> None:

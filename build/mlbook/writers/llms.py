@@ -65,11 +65,26 @@ def prepare(book: Book, chapter: Chapter, art: lhtml.HtmlElement, options: Optio
         target = links.resolve(chapter.url, img.get("src") or "")
         if target.kind == "file":
             img.set("src", url(options, target.url))
+    _drawings_as_source(art)
     for note in art.cssselect("div.admonition"):
         _quote(note)
     for title in art.cssselect("p.tab-title"):
         _bold(title)
     return art
+
+
+def _drawings_as_source(art: lhtml.HtmlElement) -> None:
+    """Math as its TeX (``$...$``, ``$$...$$``) and a Mermaid drawing as its fence: what a Markdown reader can use."""
+    for math in list(art.iter("math")):
+        tex = math.get("alttext", "")
+        block = math.get("display") == "block"
+        plain = E.P(f"$${tex}$$") if block else E.SPAN(f"${tex}$")
+        plain.tail = math.tail
+        math.getparent().replace(math, plain)
+    for figure in art.cssselect("figure.diagram[data-source]"):
+        pre = E.PRE(E.CLASS("language-mermaid"), E.CODE(figure.get("data-source")))
+        pre.tail = figure.tail
+        figure.getparent().replace(figure, pre)
 
 
 def _quote(note: lhtml.HtmlElement) -> None:

@@ -11,6 +11,7 @@ from ebooklib import epub
 
 from ...book import Book, Section
 from ...diagnostics import EditionError
+from ...html import svgcase, svglabels
 from ...options import Options
 from ...provenance import as_datetime
 from ..outputs import atomic_path
@@ -53,10 +54,14 @@ def build(book: Book, options: Options, site_dir: Path):
         item.add_item(css)
         if "<svg" in item.content:
             item.properties.append("svg")
+        if "<math" in item.content:
+            item.properties.append("mathml")
         eb.add_item(item)
         items.append(item)
     for site_path, packaged in sorted(images.items()):
         data = (Path(site_dir) / site_path).read_bytes()
+        if site_path.lower().endswith(".svg"):
+            data = _printable_svg(data)
         mtype = mimetypes.guess_type(site_path)[0] or "application/octet-stream"
         eb.add_item(epub.EpubItem(uid=f"img-{len(eb.items)}", file_name=packaged, media_type=mtype, content=data))
     eb.toc = toc(book.items, site_dir, (f"nav-{n}" for n in itertools.count(1)))
@@ -71,6 +76,14 @@ def build(book: Book, options: Options, site_dir: Path):
     return eb
 
 
+def _printable_svg(data: bytes) -> bytes:
+    """The SVG with its foreignObject labels as text (what cannot be converted was reported at page build)."""
+    try:
+        return svglabels.convert(data)
+    except ValueError:
+        return data
+
+
 def _repack(src: Path, dst: Path, epoch: int) -> None:
     """Copy the zip with fixed timestamps (from epoch) and mimetype first, so rebuilds are byte-identical."""
     stamp = max(as_datetime(epoch), as_datetime(315532800)).timetuple()[:6]  # zip cannot go before 1980
@@ -80,7 +93,10 @@ def _repack(src: Path, dst: Path, epoch: int) -> None:
             info = zipfile.ZipInfo(name, date_time=stamp)
             info.compress_type = zipfile.ZIP_STORED if name == "mimetype" else zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
-            zout.writestr(info, zin.read(name))
+            data = zin.read(name)
+            if name.endswith(".xhtml"):  # ebooklib's HTML parser lower-cased SVG's names (viewBox)
+                data = svgcase.restore(data.decode("utf-8")).encode("utf-8")
+            zout.writestr(info, data)
 
 
 def write(book: Book, options: Options, site_dir: Path, out_dir: Path) -> int:

@@ -13,7 +13,7 @@ from ... import ids
 from ...book import Book, Chapter, Entry, Section
 from ...diagnostics import WriterError
 from ...html import article as articles
-from ...html import links, offsite
+from ...html import links, offsite, svglabels
 from ...html.printable import make_printable
 from ...options import Options
 
@@ -69,6 +69,23 @@ def _rewrite(book: Book, chapter: Chapter, art, options: Options, images: dict[s
         if target.url not in images:
             images[target.url] = image_name(target.url, taken)
         img.set("src", images[target.url])
+        _sizes_as_style(img)
+
+
+def _sizes_as_style(img) -> None:
+    """Move a width or height that is not a whole number of pixels (``50%``, ``12em``) into the style.
+
+    XHTML allows only integers in these attributes: EPUBCheck rejects ``width="50%"`` (rstudio/bookdown#766),
+    which Markdown's attribute lists write as typed.
+    """
+    styles = []
+    for name in ("width", "height"):
+        value = (img.get(name) or "").strip()
+        if value and not value.isdigit():
+            del img.attrib[name]
+            styles.append(f"{name}: {value if not value.replace('.', '', 1).isdigit() else value + 'px'}")
+    if styles:
+        img.set("style", "; ".join(filter(None, [*styles, (img.get("style") or "").strip("; ")])))
 
 
 def _mark_footnotes(art) -> None:
@@ -91,6 +108,7 @@ def _document(title: str, body: lhtml.HtmlElement) -> str:
 def chapter_html(book: Book, chapter: Chapter, options: Options, site_dir: Path, images: dict) -> str:
     """The chapter's XHTML document body; the images it shows are added to images (site path -> packaged name)."""
     art = make_printable(articles.load(site_dir, chapter))
+    svglabels.convert_inline(art)  # what cannot be converted was reported when the page was built
     _rewrite(book, chapter, art, options, images)
     _mark_footnotes(art)
     h1 = art.find(".//h1")

@@ -5,8 +5,6 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from weasyprint import CSS, HTML
-
 from ...book import Book
 from ...diagnostics import WriterError
 from ...options import Options
@@ -14,7 +12,7 @@ from ..outputs import atomic_path
 from ..registry import book_file
 from ..styles import STYLES, pdf_css
 from . import chunks, combine, fonts
-from .render import ConfinedFetcher, WarningCollector, font_dates
+from .render import ConfinedFetcher, WarningCollector, font_dates, render_html
 
 
 class PdfError(WriterError):
@@ -52,9 +50,7 @@ def _write_single(book: Book, options: Options, site_dir: Path, out: Path) -> in
     wlog.addHandler(collect)
     try:
         with font_dates(options.epoch):
-            doc = HTML(string=source, base_url=site_dir.as_uri() + "/", url_fetcher=fetcher).render(
-                stylesheets=[CSS(string=pdf_css(), url_fetcher=fetcher)]
-            )
+            doc = render_html(source, site_dir.as_uri() + "/", [], pdf_css(), fetcher)
             problems = collect.messages + [f"refused: {u}" for u in fetcher.refused]
             if problems:
                 raise PdfError("; ".join(sorted(set(problems))))

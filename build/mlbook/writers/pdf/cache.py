@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 import weasyprint
 
-from .render import Rendered
+from .render import RENDER_SETTINGS, Rendered
 
 FILE_URI = re.compile(r'src="file://([^"]+)"')
 # Entries are pickled Rendered objects: where that class lives is part of the key, so moving it never
@@ -26,10 +26,12 @@ class ChunkCache:
         self.used: set[str] = set()
 
     def key(self, job: tuple) -> str:
-        """sha256 of the job (HTML, CSS, roots, identifier, epoch), the files it embeds, and WeasyPrint's version."""
+        """sha256 of the job (HTML, CSS, roots, identifier, epoch), embedded files, WeasyPrint version, settings."""
         source, base_url, css, roots, identifier, epoch = job
         h = hashlib.sha256(
-            "\0".join([source, base_url, css, *roots, str(epoch), weasyprint.__version__, FORMAT]).encode()
+            "\0".join(
+                [source, base_url, css, *roots, str(epoch), weasyprint.__version__, FORMAT, RENDER_SETTINGS]
+            ).encode()
         )
         h.update(identifier)
         for uri in sorted(set(FILE_URI.findall(source))):

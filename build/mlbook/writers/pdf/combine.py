@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import html
 from pathlib import Path
 
@@ -11,8 +12,8 @@ from lxml.html import builder as E
 from ... import ids
 from ...book import Book, Chapter, Entry, Section
 from ...html import article as articles
-from ...html import codestyle, links, offsite
-from ...html.codewrap import drop_unstyled_spans, wrap_code
+from ...html import codestyle, links, offsite, svgimage, svglabels, tex
+from ...html.codewrap import drop_unstyled_spans, mark_split_runs, wrap_code
 from ...html.printable import make_printable
 from ...options import Options
 from ...provenance import as_datetime
@@ -33,7 +34,8 @@ def rewrite_chapter(book: Book, chapter: Chapter, art: lhtml.HtmlElement, option
     """Namespace every id of the article and point links and images at their in-document or on-disk targets."""
     by_url = book.by_url()
     for el in art.iter():
-        if isinstance(el.tag, str) and el.get("id"):
+        # Ids inside a drawing (SVG markers, MathML) are the drawing's own: url(#...) references point at them.
+        if isinstance(el.tag, str) and el.get("id") and not _in_drawing(el):
             el.set("id", anchor(chapter, el.get("id")))
     for a in list(art.iter("a")):
         if a.get("href"):
@@ -41,9 +43,32 @@ def rewrite_chapter(book: Book, chapter: Chapter, art: lhtml.HtmlElement, option
     for img in art.iter("img"):
         target = links.resolve(chapter.url, img.get("src") or "")
         if target.kind == "file":
-            img.set("src", (Path(site_dir) / target.url).resolve().as_uri())
+            img.set("src", _print_src(Path(site_dir) / target.url))
+    svglabels.convert_inline(art)  # what cannot be converted was reported when the page was built
+    problems = tex.print_math(art)
+    if problems:
+        raise ValueError(f"{chapter.source}: {problems[0]}")
+    svgimage.inline_to_images(art)
+    mark_split_runs(art)
     drop_unstyled_spans(art, codestyle.styled_classes())
     wrap_code(art, CODE_COLUMNS)
+
+
+def _in_drawing(el: lhtml.HtmlElement) -> bool:
+    return any(a.tag in ("svg", "math") for a in el.iterancestors())
+
+
+def _print_src(path: Path) -> str:
+    """The URL an image is printed from: the file itself, or an SVG with its foreignObject labels as text."""
+    if path.suffix.lower() == ".svg" and path.is_file():
+        data = path.read_bytes()
+        try:
+            converted = svglabels.convert(data)
+        except ValueError:  # reported with its chapter and line when the page was built
+            converted = data
+        if converted is not data:
+            return "data:image/svg+xml;base64," + base64.b64encode(converted).decode("ascii")
+    return path.resolve().as_uri()
 
 
 def _print_link(by_url: dict[str, Chapter], chapter: Chapter, a: lhtml.HtmlElement, options: Options) -> None:
@@ -67,6 +92,8 @@ def chapter_section(book: Book, chapter: Chapter, options: Options, site_dir: Pa
         h1.getparent().remove(h1)
     section = _titled(chapter.kind, chapter.slug, chapter.title, chapter.number, chapter.level)
     section.set("data-title", chapter.title)
+    if h1 is not None and h1.get("id"):  # already namespaced: links to the title's own anchor land here
+        section[0].set("id", h1.get("id"))
     for child in list(art):
         section.append(child)
     if chapter.level > 2:

@@ -12,6 +12,7 @@ REQUIRED = {
     "Noto Serif": "fonts-noto-core",
     "Noto Sans": "fonts-noto-core",
     "Noto Sans Mono": "fonts-noto-mono",
+    "Noto Sans Symbols2": "fonts-noto-core",  # task-list boxes
     "Noto Sans CJK SC": "fonts-noto-cjk",
     "Noto Color Emoji": "fonts-noto-color-emoji",
 }

@@ -14,6 +14,8 @@ from urllib.request import url2pathname
 from weasyprint import CSS, HTML
 from weasyprint.urls import URLFetcher
 
+from ..styles import pdf_css
+
 
 class ConfinedFetcher(URLFetcher):
     """Serves file: URLs under the allowed folders and data: URLs; refuses everything else."""
@@ -46,6 +48,44 @@ class WarningCollector(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         """Keep one record's message."""
         self.messages.append(record.getMessage())
+
+
+def render_html(source: str, base_url: str, roots: list, css: str | None = None, fetcher=None):
+    """Lay out one HTML document with WeasyPrint and return its Document (pages, anchors, bookmarks).
+
+    roots: folders the document may read (a ConfinedFetcher over them is made unless fetcher is given); css:
+    the stylesheet, by default the print style. Width and height attributes and ``<ol start>`` count
+    (presentational hints), as they do in a browser.
+    """
+    if css is None:
+        css = pdf_css()
+    fetcher = fetcher or ConfinedFetcher([Path(r) for r in roots])
+    return HTML(string=source, base_url=base_url, url_fetcher=fetcher).render(
+        stylesheets=[CSS(string=css, url_fetcher=fetcher)], presentational_hints=True
+    )
+
+
+# The date fontTools writes into every embedded font subset (its `head` table) is SOURCE_DATE_EPOCH, else the
+# clock: two renders of one book would differ in their fonts' bytes. A fixed date keeps a cached chunk and a
+# fresh one identical, whatever the commit's date.
+FONT_DATE_EPOCH = "315532800"  # 1980-01-01, the zip epoch the EPUB also uses
+# How render_chunk calls WeasyPrint, beyond the job itself: part of the chunk cache's key, so a chunk rendered
+# with other settings (before presentational hints or fixed font dates) is rendered again, never reused.
+RENDER_SETTINGS = f"presentational_hints=True;font_date={FONT_DATE_EPOCH}"
+
+
+@contextmanager
+def fixed_font_dates() -> Iterator[None]:
+    """Within the block, fontTools stamps subset fonts with FONT_DATE_EPOCH (the environment is restored after)."""
+    before = os.environ.get("SOURCE_DATE_EPOCH")
+    os.environ["SOURCE_DATE_EPOCH"] = FONT_DATE_EPOCH
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["SOURCE_DATE_EPOCH"]
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = before
 
 
 @dataclass
@@ -90,9 +130,7 @@ def render_chunk(job: tuple[str, str, str, list[str], bytes, int]) -> Rendered:
     collect = WarningCollector()
     logging.getLogger("weasyprint").addHandler(collect)
     with font_dates(epoch):
-        doc = HTML(string=source, base_url=base_url, url_fetcher=fetcher).render(
-            stylesheets=[CSS(string=css, url_fetcher=fetcher)]
-        )
+        doc = render_html(source, base_url, roots, css, fetcher)
         pdf = doc.write_pdf(pdf_identifier=identifier)
     out = Rendered(pdf=b"", pages=len(doc.pages))
     for index, page in enumerate(doc.pages):

@@ -1,0 +1,145 @@
+"""Unit tests of the print fixes (issue 24) that need no book build: each runs in well under a second or two.
+
+What a whole book shows (the PDF's pages, the EPUB's files) is tested on the print fixture in test_print.py.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import markdown
+import pytest
+import yaml
+from lxml import html as lhtml
+
+from mlbook.diagnostics import Reporter
+from mlbook.html import drawings, svglabels, tex
+from mlbook.writers.epub import chapters as epub_chapters
+from mlbook.writers.pdf import render
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class _Loader(yaml.SafeLoader):
+    """mkdocs.yml's !!python/name and !ENV tags read as plain strings: only the extension options matter here."""
+
+
+_Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+_Loader.add_constructor("!ENV", lambda loader, node: None)
+
+
+def book_extension_options(name: str) -> dict:
+    """The options the book's mkdocs.yml gives one Markdown extension."""
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+    for entry in config["markdown_extensions"]:
+        if isinstance(entry, dict) and name in entry:
+            return entry[name] or {}
+        if entry == name:
+            return {}
+    raise AssertionError(f"{name} is not enabled in mkdocs.yml")
+
+
+# -- EPUB image sizes (rstudio/bookdown#766: width="50%" is not an integer) ----------------------------
+
+
+def test_epub_images_keep_integer_sizes_and_move_others_into_the_style():
+    img = lhtml.fragment_fromstring('<img src="a.svg" width="50%" height="120" style="border: 0">')
+    epub_chapters._sizes_as_style(img)
+    assert img.get("width") is None and img.get("height") == "120"
+    assert img.get("style") == "width: 50%; border: 0"
+
+
+# -- snippets (facelessuser/pymdown-extensions#335, squidfunk/mkdocs-material#4561) ---------------------
+
+
+def test_a_missing_snippet_fails_the_build_instead_of_printing_nothing(tmp_path):
+    options = {**book_extension_options("pymdownx.snippets"), "base_path": [str(tmp_path)]}
+    md = markdown.Markdown(extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": options})
+    with pytest.raises(Exception, match="not-there.py"):
+        md.convert('```python\n--8<-- "not-there.py"\n```\n')
+
+    # facelessuser/pymdown-extensions#1682: a missing file included by an included file failed silently.
+    (tmp_path / "outer.md").write_text('--8<-- "inner-missing.md"\n')
+    with pytest.raises(Exception, match="inner-missing.md"):
+        md.reset().convert('--8<-- "outer.md"\n')
+
+
+# -- drawings that cannot print fail the build, naming the line -----------------------------------------
+
+
+def _prepare(page_html: str, text: str, docs_dir: Path) -> Reporter:
+    reporter = Reporter(logging.getLogger("test-print-units"))
+    drawings.prepare_page(page_html, "part/x/", text, "book/part/x.md", docs_dir, None, reporter)
+    return reporter
+
+
+def test_tex_that_cannot_be_drawn_is_reported_at_its_line(tmp_path):
+    text = "# X\n\nFine $a^2$ here.\n\nBroken $\\nosuchcommand{x}$ here.\n"
+    page = (
+        '<p>Fine <span class="arithmatex">\\(a^2\\)</span> here.</p>'
+        '<p>Broken <span class="arithmatex">\\(\\nosuchcommand{x}\\)</span> here.</p>'
+    )
+    [diag] = _prepare(page, text, tmp_path).seen
+    assert (diag.path, diag.line, diag.kind) == ("book/part/x.md", 5, "math not printable")
+    assert "\\nosuchcommand" in diag.detail
+
+
+def test_tex_becomes_mathml_with_its_source_kept_and_draws_for_print():
+    page, errors = tex.page_to_mathml('<p><span class="arithmatex">\\(\\frac{S}{B}\\)</span></p>')
+    assert errors == [] and "<math" in page and 'alttext="\\frac{S}{B}"' in page
+    art = lhtml.fragment_fromstring(page, create_parent="div")
+    assert tex.print_math(art) == []
+    assert art.find(".//svg") is not None and art.find(".//math") is None
+    assert art.cssselect(".math-text")[0].text == "S/B"  # the text layer a reader searches and copies
+
+
+def test_svg_labels_that_are_not_text_are_reported_and_text_labels_are_converted(tmp_path):
+    (tmp_path / "part").mkdir()
+    label = '<foreignObject x="0" y="0" width="80" height="20"><div xmlns="http://www.w3.org/1999/xhtml">{}</div></foreignObject>'
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 80 20">{}</svg>'
+    (tmp_path / "part" / "ok.svg").write_text(svg.format(label.format("Ring all-reduce")))
+    (tmp_path / "part" / "bad.svg").write_text(svg.format(label.format('<img src="x.png"/>')))
+    text = "# X\n\n![ok](ok.svg)\n\n![bad](bad.svg)\n"
+    page = '<p><img src="../ok.svg" alt="ok"></p><p><img src="../bad.svg" alt="bad"></p>'
+    [diag] = _prepare(page, text, tmp_path).seen
+    assert (diag.line, diag.kind) == (5, "svg labels not printable") and "bad.svg" in diag.detail
+    converted = svglabels.convert((tmp_path / "part" / "ok.svg").read_bytes()).decode()
+    assert "foreignObject" not in converted and ">Ring all-reduce</tspan>" in converted
+
+
+# -- reproducible fonts ----------------------------------------------------------------------------------
+
+
+def test_font_dates_are_fixed_while_writing_and_the_environment_is_restored(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764374400")
+    with render.fixed_font_dates():
+        assert os.environ["SOURCE_DATE_EPOCH"] == render.FONT_DATE_EPOCH
+    assert os.environ["SOURCE_DATE_EPOCH"] == "1764374400"
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    with render.fixed_font_dates():
+        pass
+    assert "SOURCE_DATE_EPOCH" not in os.environ
+
+
+# -- headings never end a page (danburzo/percollate#110, jean-humann/docs-to-pdf#600): WeasyPrint's own
+# stylesheet keeps a heading with what follows; this guards against a print rule that would undo it.
+
+
+def test_a_heading_moves_to_the_next_page_with_the_paragraph_after_it():
+    def pages(space_pt: int) -> dict[str, int]:
+        html = (
+            f"<section class='chapter'><div style='height: {space_pt}pt'></div>"
+            "<h2 id='late'>Late heading</h2><p id='after'>The paragraph the heading introduces.</p></section>"
+        )
+        doc = render.render_html(html, "file:///", [])
+        return {name: i for i, page in enumerate(doc.pages) for name in page.anchors}
+
+    # Grow the space above the heading until its paragraph leaves the first page: the heading must go with it.
+    for space in range(640, 740, 3):
+        found = pages(space)
+        if found["after"] > 0:
+            assert found["late"] == found["after"], space
+            return
+    raise AssertionError("the paragraph never left the first page")
