@@ -11,7 +11,7 @@ export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help book html pdf epub serve lint test test-fast coverage bench check-links-external clean setup
+.PHONY: help book html pdf epub dist serve lint test test-blocks test-fast coverage bench gpu-smoke check-links-external clean setup
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -40,19 +40,29 @@ pdf: $(VENV)/.book ## Rewrite the PDF from the built site/
 epub: $(VENV)/.book ## Rewrite the EPUB from the built site/
 	$(PY) -m mlbook epub site
 
+dist: book ## Build the book, then the release set into dist/ (editions, site tarball, SHA256SUMS)
+	$(PY) -m mlbook dist site --out dist
+
 serve: $(VENV)/.book ## Live preview on http://127.0.0.1:8000 (PDF/EPUB off; MLBOOK_OUTPUTS=true to include)
 	MLBOOK_OUTPUTS=$${MLBOOK_OUTPUTS:-false} $(PY) -m mkdocs serve --dirty --dev-addr 127.0.0.1:8000
 
-lint: $(VENV)/.test ## Lint the pipeline, scripts, tests and chapters
+lint: $(VENV)/.test ## Lint the pipeline, scripts, tests, chapters and the publishing workflow (actionlint)
 	$(VENV)/bin/ruff check build scripts tests
 	$(VENV)/bin/ruff format --check build scripts tests
 	$(VENV)/bin/pymarkdown --config .pymarkdown.json scan -r book
 	$(VENV)/bin/codespell --ignore-words .codespell-words book scripts build tests README.md
 	git ls-files -co --exclude-standard -- 'scripts/*.sh' 'scripts/*.slurm' | xargs -r shellcheck
 	git ls-files -co --exclude-standard -- 'scripts/*.sh' 'scripts/*.slurm' | xargs -r -n1 bash -n
+	$(VENV)/bin/actionlint .github/workflows/*.yml
 
-test: lint ## Everything CI runs: lint, then the whole test suite
+test: lint ## Everything CI runs: lint, then the whole test suite (ends with the book code-block summary)
 	$(PY) -m pytest
+	@cat .cache/tests/book-blocks-summary.txt 2>/dev/null || true
+
+test-blocks: $(VENV)/.test ## Run one chapter's code blocks: make test-blocks CHAPTER=book/x.md
+	@test -n "$(CHAPTER)" || { echo "error: name the chapter: make test-blocks CHAPTER=book/<part>/<file>.md" >&2; exit 2; }
+	@test -f "$(CHAPTER)" || { echo "error: $(CHAPTER) does not exist" >&2; exit 2; }
+	BOOKBLOCKS_CACHE=0 CHAPTER=$(CHAPTER) $(PY) -m pytest tests/test_book_blocks.py
 
 test-fast: $(VENV)/.test ## Unit tests only (no full book build); run before each commit
 	$(PY) -m pytest -m "not slow"
@@ -64,6 +74,9 @@ coverage: $(VENV)/.test ## Line coverage of test-fast per module, PDF worker pro
 	$(PY) -m coverage combine -q
 	$(PY) -m coverage report
 
+gpu-smoke: $(VENV)/.test ## Every script's CUDA/NCCL path, small, on one GPU (CPU/gloo path without one); SMOKE_PYTHON=python with CUDA torch
+	PYTHON=$${SMOKE_PYTHON:-$(abspath $(PY))} bash scripts/gpu_smoke.sh
+
 check-links-external: $(VENV)/.test ## Check every http(s) link in book/ (needs network; not part of make test)
 	$(PY) -m mlbook.tools.extlinks book
 
@@ -71,4 +84,4 @@ bench: $(VENV)/.test ## Speed and memory of each build stage vs baselines (real 
 	$(PY) -m mlbook.tools.bench
 
 clean: ## Remove build outputs and caches (site/, .cache/), nothing else
-	rm -rf -- site .site.old .site.staging .cache
+	rm -rf -- site .site.old .site.staging .cache dist .dist.staging

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -14,6 +19,16 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CACHE = ROOT / ".cache" / "tests"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--no-first-run",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def in_ci() -> bool:
@@ -106,8 +121,70 @@ def nested_site() -> Path:
     return _built(FIXTURES / "nested", "nested")
 
 
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_server(real_site: Path) -> Iterator[str]:
+    """The real built site over http on 127.0.0.1 (a free port), shared by the browser tests; the base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(real_site))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One headless Chromium (Debian's, never a downloaded one, through Playwright) for every browser test."""
+    require(importlib.util.find_spec("playwright") is not None, "playwright is not installed (pip install -e .[test])")
+    require(CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="session")
+def slurm(tmp_path_factory):
+    """The two-node test SLURM cluster (tests/test_slurm.py starts it), shared by the launcher and book-block tests."""
+    import test_slurm
+
+    yield from test_slurm.start_session_cluster(tmp_path_factory)
+
+
+BLOCKS_SUMMARY = CACHE / "book-blocks-summary.txt"
+
+
+def pytest_sessionstart(session):
+    """Forget the last session's book-block summary (`make test` prints the one this session writes)."""
+    BLOCKS_SUMMARY.unlink(missing_ok=True)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Write the one-line summary of the book's code blocks, when this session ran them."""
+    from bookblocks import stats
+
+    if stats.RESULTS:
+        line = stats.summary_line(stats.RESULTS)
+        BLOCKS_SUMMARY.parent.mkdir(parents=True, exist_ok=True)
+        BLOCKS_SUMMARY.write_text(line + "\n", encoding="utf-8")
+        terminalreporter.write_line(line)
+
+
 # Modules that run real programs (torchrun, SLURM, fio, a browser): integration tests, left out of test-fast.
-INTEGRATION_MODULES = {"test_scripts_run", "test_scripts_toolkit", "test_slurm"}
+INTEGRATION_MODULES = {"test_scripts_run", "test_scripts_toolkit", "test_scripts_cluster", "test_slurm"}
 
 
 def pytest_collection_modifyitems(config, items):

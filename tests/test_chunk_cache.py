@@ -6,7 +6,7 @@ from mlbook.writers.pdf.render import Rendered
 
 def job(tmp_path, html="<p>x</p>", css="p {}"):
     image = tmp_path / "a.svg"
-    return (f'{html}<img src="file://{image}">', "file:///site/", css, [str(tmp_path)], b"id")
+    return (f'{html}<img src="file://{image}">', "file:///site/", css, [str(tmp_path)], b"id", 1764374400)
 
 
 def test_the_key_changes_with_the_html_the_css_and_an_embedded_file(tmp_path):

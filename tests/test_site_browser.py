@@ -6,31 +6,14 @@ Every request of every page is recorded: none may leave 127.0.0.1.
 
 from __future__ import annotations
 
-import functools
-import importlib.util
-import os
-import threading
-from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-from conftest import ROOT, require
+from conftest import ROOT
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--no-first-run",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCREENSHOTS = ROOT / ".cache" / "screenshots"
 VIEWPORTS = {"desktop": (1280, 800), "phone": (390, 844)}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -40,42 +23,16 @@ TIMEOUT_MS = 15_000
 REQUESTS: list[str] = []
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the base class's name
-        pass
+@pytest.fixture(scope="module")
+def server(site_server: str) -> str:
+    """The built site over http on 127.0.0.1 (conftest.site_server); the base URL ending in '/'."""
+    return site_server
 
 
 @pytest.fixture(scope="module")
-def server(real_site: Path) -> Iterator[str]:
-    """The built site over http on 127.0.0.1 (a free port); yields the base URL ending in '/'."""
-    handler = functools.partial(_QuietHandler, directory=str(real_site))
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's Chromium driven by Playwright (never a downloaded browser)."""
-    require(importlib.util.find_spec("playwright") is not None, "playwright is not installed (pip install -e .[test])")
-    require(
-        CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK),
-        f"{CHROMIUM} is missing (apt-get install chromium)",
-    )
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+def browser(chromium):
+    """The session's Chromium (conftest.chromium), shared with the calculator tests."""
+    return chromium
 
 
 @pytest.fixture

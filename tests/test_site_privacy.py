@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 import lxml.html
 import pytest
 
+from mlbook.data.calcforms import CALCULATORS
+
 pytestmark = pytest.mark.slow
 
 THIRD_PARTY = [
@@ -134,3 +136,17 @@ def test_every_image_has_alt_text(pages):
         if not (img.get("alt") or "").strip()
     ]
     assert bad == []
+
+
+def test_calculator_pages_are_scanned_and_their_scripts_reach_no_host(pages, real_site):
+    # The live calculators (build/mlbook/markdown/calcblock.py) run their own JavaScript: it must come from the site and
+    # must not open a connection anywhere (no URL, fetch, XHR, WebSocket, beacon or dynamic import).
+    for name in CALCULATORS:
+        _, doc = pages[f"misc/calculators/{name}/index.html"]
+        scripts = [el.get("src") for el in doc.iter("script") if el.get("src")]
+        assert any(src.endswith("assets/calc/formulas.js") for src in scripts), name
+        assert not [src for src in scripts if foreign(src)], name
+    sources = sorted((real_site / "assets" / "calc").glob("*.js"))
+    assert len(sources) >= 3
+    network = re.compile(r"https?://|fetch\(|XMLHttpRequest|WebSocket|sendBeacon|import\(|EventSource")
+    assert [js.name for js in sources if network.search(js.read_text(encoding="utf-8"))] == []

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Run the SLURM launchers in scripts/slurm/ for real, on a two-node SLURM cluster on this machine.
+"""Run the SLURM launchers in scripts/slurm/ for real, on a three-node SLURM cluster on this machine.
 
-A session-scoped fixture starts munged, slurmctld and two slurmd daemons (nodes n1 and n2, both on
-127.0.0.1 with distinct ports) from Debian's slurm-wlm packages, with every state, spool, log and
-pid file in a pytest temporary folder.  The nodes claim 64 CPUs, 512000 MB and 8 GPUs each
+A session-scoped fixture starts munged, slurmctld and three slurmd daemons (nodes n1, n2 and n3, all on
+127.0.0.1 with distinct ports) from Debian's slurm-wlm packages, with every state, log and pid file
+in a pytest temporary folder (n3 belongs only to the "sweep" partition, for the cluster tools'
+tests; the spool beside munged's socket, in a folder every user can enter, so
+that jobs of any user run; see also python_visible).  The nodes claim 64 CPUs, 512000 MB and 8 GPUs each
 (``SlurmdParameters=config_overrides``; the GPUs are character-device clones of /dev/null listed in
 gres.conf with ``AutoDetect=off``), so the launchers' ``#SBATCH --gpus-per-node=8`` lines schedule
 unmodified.  CUDA stays unavailable to the jobs, so they run with BACKEND=gloo on CPU.
@@ -42,7 +44,9 @@ from conftest import require
 
 REPO = Path(__file__).resolve().parents[1]
 SLURM_DIR = REPO / "scripts" / "slurm"
-NODES = ("n1", "n2")
+NODES = ("n1", "n2")  # the nodes of the partitions the launcher tests use
+# n3 is only in the "sweep" partition: the node-pair sweep needs three nodes to name a bad one.
+ALL_NODES = (*NODES, "n3")
 DAEMONS = ("munged", "slurmctld", "slurmd")
 CLIENTS = ("sbatch", "srun", "scontrol", "sinfo", "squeue", "scancel", "munge", "unmunge")
 SANITY_OK = "OK: all 4 ranks ok"
@@ -121,7 +125,7 @@ CredType=cred/munge
 # cred_expire also sets how long a requeued job waits before it may start again (default 120 s).
 AuthInfo=socket={munge_socket},cred_expire=5
 StateSaveLocation={root}/state
-SlurmdSpoolDir={root}/spool/%n
+SlurmdSpoolDir={spool}/%n
 SlurmctldPidFile={root}/pid/slurmctld.pid
 SlurmdPidFile={root}/pid/slurmd-%n.pid
 SlurmctldLogFile={root}/log/slurmctld.log
@@ -149,6 +153,7 @@ SlurmdParameters=config_overrides
 GresTypes=gpu
 NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port={port_n1} CPUs=64 RealMemory=512000 Gres=gpu:8
 NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port={port_n2} CPUs=64 RealMemory=512000 Gres=gpu:8
+NodeName=n3 NodeHostname=localhost NodeAddr=127.0.0.1 Port={port_n3} CPUs=64 RealMemory=512000 Gres=gpu:8
 # Preemption by partition priority: a job in "urgent" preempts jobs in "debug" (PreemptMode=CANCEL:
 # the job ends PREEMPTED unless its script requeues it) or in "requeue" (SLURM requeues it itself).
 # Only the preemption tests submit to "urgent", so no other test is ever preempted.
@@ -157,17 +162,18 @@ PreemptMode=CANCEL
 PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP PriorityTier=1
 PartitionName=requeue Nodes=n1,n2 MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=REQUEUE
 PartitionName=urgent Nodes=n1,n2 MaxTime=INFINITE State=UP PriorityTier=10 PreemptMode=OFF
+PartitionName=sweep Nodes=n1,n2,n3 MaxTime=INFINITE State=UP PriorityTier=1
 """
 
 
 def ensure_hosts_entries() -> None:
-    """Make n1 and n2 resolve to 127.0.0.1 by appending them to /etc/hosts (tests run as root).
+    """Make the node names (n1, n2, n3) resolve to 127.0.0.1 by appending them to /etc/hosts (tests run as root).
 
     The launchers take MASTER_ADDR from ``scontrol show hostnames``, i.e. a node name, so the node
     names must resolve exactly as they would on a real cluster.
     """
     missing = []
-    for name in NODES:
+    for name in ALL_NODES:
         try:
             socket.gethostbyname(name)
         except OSError:
@@ -175,7 +181,7 @@ def ensure_hosts_entries() -> None:
     if missing:
         with open("/etc/hosts", "a", encoding="utf-8") as hosts:
             hosts.write(f"127.0.0.1 {' '.join(missing)}  # SLURM test nodes (tests/test_slurm.py)\n")
-    for name in NODES:
+    for name in ALL_NODES:
         assert socket.gethostbyname(name) == "127.0.0.1", f"{name} does not resolve to 127.0.0.1"
 
 
@@ -214,7 +220,7 @@ def stop_daemon(pid_file: Path, timeout: float = 10) -> None:
 
 def start_cluster(root: Path, munge_dir: Path, tools: dict[str, str]) -> Cluster:
     """Write the configuration under ``root`` and start munged, slurmctld and two slurmd."""
-    for sub in ("state", "spool", "pid", "log", "dev"):
+    for sub in ("state", "pid", "log", "dev"):
         (root / sub).mkdir(parents=True, exist_ok=True)
 
     # munged runs as the unprivileged user "munge" with its own key and socket in munge_dir.
@@ -225,6 +231,10 @@ def start_cluster(root: Path, munge_dir: Path, tools: dict[str, str]) -> Cluster
     for path in (munge_dir, key):
         os.chown(path, munge_user.pw_uid, munge_user.pw_gid)
     munge_dir.chmod(0o755)  # munged requires a socket folder that every user can enter
+    # The job scripts too: slurmstepd runs a user's batch script from the spool as that user, and pytest's
+    # temporary folders are private to root.
+    spool = munge_dir / "spool"
+    spool.mkdir(mode=0o755, exist_ok=True)
     munge_socket = munge_dir / "munge.socket"
     started = subprocess.run(
         [
@@ -263,15 +273,17 @@ def start_cluster(root: Path, munge_dir: Path, tools: dict[str, str]) -> Cluster
     conf.write_text(
         SLURM_CONF.format(
             root=root,
+            spool=spool,
             munge_socket=munge_socket,
             ctld_port=free_port(),
             port_n1=free_port(),
             port_n2=free_port(),
+            port_n3=free_port(),
         )
     )
     # gres.conf is read from the folder of slurm.conf.
     (root / "gres.conf").write_text(
-        "AutoDetect=off\n" + "".join(f"NodeName=n1,n2 Name=gpu File={dev}\n" for dev in gpus)
+        "AutoDetect=off\n" + "".join(f"NodeName=n1,n2,n3 Name=gpu File={dev}\n" for dev in gpus)
     )
 
     env = dict(os.environ, SLURM_CONF=str(conf), PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
@@ -280,20 +292,45 @@ def start_cluster(root: Path, munge_dir: Path, tools: dict[str, str]) -> Cluster
             del env[var]
     cluster = Cluster(root=root, conf=conf, env=env, tools=tools)
     subprocess.run([tools["slurmctld"], "-f", str(conf)], check=True, timeout=30, env=env)
-    for node in NODES:
-        subprocess.run([tools["slurmd"], "-f", str(conf), "-N", node], check=True, timeout=30, env=env)
+    for node in ALL_NODES:
+        slurmd = [tools["slurmd"], "-f", str(conf), "-N", node]
+        subprocess.run([*python_visible(), *slurmd], check=True, timeout=30, env=env)
 
     def all_idle() -> bool:
         proc = cluster.run("sinfo", "-h", "-N", "-o", "%N %T")
         states = dict(line.split() for line in proc.stdout.splitlines() if line.strip())
-        return proc.returncode == 0 and all(states.get(node) == "idle" for node in NODES)
+        return proc.returncode == 0 and all(states.get(node) == "idle" for node in ALL_NODES)
 
     try:
-        wait_for(all_idle, 30, "both nodes to report idle")
+        wait_for(all_idle, 30, "every node to report idle")
     except BaseException:
         print(cluster.logs(), file=sys.stderr)
         raise
     return cluster
+
+
+# The jobs of every user must be able to run this interpreter (the book-block sandbox submits as nobody).
+# When it lives under /root (pyenv), which only root may enter, slurmd starts in a mount namespace of
+# its own where /root is an empty tmpfs that anyone may enter, with the folder holding the interpreter
+# bind-mounted back read-only; its job steps inherit that view.  Nothing changes for the host.
+_PYTHON_VISIBLE = """set -e
+mount -t tmpfs tmpfs /mnt
+mkdir /mnt/python && mount --bind -o ro "$1" /mnt/python
+mount -t tmpfs -o mode=755 tmpfs /root
+mkdir -p "$1" && mount --move /mnt/python "$1"
+umount /mnt
+shift
+exec "$@"
+"""
+
+
+def python_visible() -> list[str]:
+    """A command prefix that runs a daemon where every user can run ``sys.executable`` (see above)."""
+    prefix = Path(sys.base_prefix).resolve()
+    if not prefix.is_relative_to("/root"):
+        return []
+    top = Path("/root") / prefix.relative_to("/root").parts[0]  # /root/.pyenv: its shims stay usable
+    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", _PYTHON_VISIBLE, "sh", str(top)]
 
 
 def job_step_daemons(conf: Path) -> list[int]:
@@ -329,7 +366,7 @@ def stop_cluster(root: Path, munge_dir: Path, cluster: Cluster | None = None) ->
             cluster.run("squeue", "-h", "-o", "%i").stdout.strip() or job_step_daemons(conf)
         ):
             time.sleep(0.2)
-    for node in NODES:
+    for node in ALL_NODES:
         stop_daemon(root / "pid" / f"slurmd-{node}.pid")
     stop_daemon(root / "pid" / "slurmctld.pid")
     stop_daemon(munge_dir / "munged.pid")
@@ -340,9 +377,8 @@ def stop_cluster(root: Path, munge_dir: Path, cluster: Cluster | None = None) ->
             pass
 
 
-@pytest.fixture(scope="session")
-def slurm(tmp_path_factory) -> Iterator[Cluster]:
-    """A running two-node SLURM cluster (n1, n2) for the whole test session."""
+def start_session_cluster(tmp_path_factory) -> Iterator[Cluster]:
+    """The SLURM cluster (n1, n2 in partition debug; n3 in sweep) for the session (conftest's ``slurm`` fixture)."""
     tools = {name: find_tool(name) for name in (*DAEMONS, *CLIENTS)}
     missing = sorted(name for name, path in tools.items() if path is None)
     require(
@@ -827,3 +863,96 @@ def test_preemptible_job_checkpoints_requeues_and_resumes(slurm: Cluster, tmp_pa
     assert stdout.strip().split(";")[0] == job_id
     assert f"requeueing job {job_id}" in text, text
     check_resumed(text, ckpt, job_id, "SIGUSR1")
+
+
+# --------------------------------------------------------------------------- cluster tools (tests/fakes on PATH)
+
+FAKES = REPO / "tests" / "fakes"
+NODE_PAIR_SWEEP = REPO / "scripts" / "network" / "node_pair_sweep.py"
+XID_SCAN = REPO / "scripts" / "debug" / "xid_scan.py"
+HANG_TRIAGE = REPO / "scripts" / "debug" / "hang_triage.py"
+
+
+def tool_env(**extra: str) -> dict[str, str]:
+    """The fakes of GPU and fabric tools first on PATH, then this Python's bin (py-spy), for every task."""
+    return {"PATH": os.pathsep.join([str(FAKES), str(Path(sys.executable).parent), os.environ["PATH"]]), **extra}
+
+
+def test_node_pair_sweep_names_the_slowed_node(slurm: Cluster):
+    """Three nodes, n3 with a slow NIC (the fake all_reduce_perf): both pairs of n3 are slow, n3 is named."""
+    proc = slurm.run(
+        sys.executable, str(NODE_PAIR_SWEEP), "--nodes", "n[1-3]", "--gpus-per-node", "1", "--mpi", "",
+        "--srun-args=--partition=sweep", "--json", timeout=180, **tool_env(FAKE_SLOW_NODE="n3"),
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["tool"].startswith("nccl-tests ") and report["suspect_nodes"] == ["n3"], report
+    speed = {tuple(p["nodes"]): p["busbw_gbps"] for p in report["pairs"]}
+    assert speed == {("n2", "n3"): 12.0, ("n3", "n1"): 12.0, ("n1", "n2"): 48.0}, report
+
+
+def test_node_pair_sweep_runs_collective_bench_across_two_nodes(slurm: Cluster):
+    """Healthy case with the real benchmark (Gloo, one rank per node) on one pair: it runs and reports busbw.
+
+    One pair, not three: each costs a PyTorch start on both nodes (10-20 s on a loaded 2-core machine);
+    the three-node logic is tested above with the fake nccl-tests.
+    """
+    require(importlib.util.find_spec("torch") is not None, f"torch is not importable by {sys.executable}")
+    proc = slurm.run(
+        sys.executable, str(NODE_PAIR_SWEEP), "--nodes", "n[1-2]", "--gpus-per-node", "1", "--no-nccl-tests",
+        "--backend", "gloo", "--size", "64K", "--iters", "3", "--timeout", "120", timeout=300, **tool_env(),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [line.split() for line in proc.stdout.splitlines() if re.match(r"n\d,n\d ", line)]
+    assert [row[0] for row in rows] == ["n1,n2"], proc.stdout
+    assert all(float(row[1]) > 0 and row[2] == "ok" for row in rows), proc.stdout
+    assert proc.stdout.strip().endswith("OK: no slow pair"), proc.stdout
+
+
+def test_xid_scan_srun_drains_only_the_faulty_node(slurm: Cluster, tmp_path: Path):
+    """xid_scan --srun reads each node's (fake) dmesg: n2 has a fallen-off-the-bus GPU, n1 is healthy."""
+    shutil.copy(FAKES / "data" / "kernel-faulty.log", tmp_path / "n2.log")
+    proc = slurm.run(
+        sys.executable, str(XID_SCAN), "--srun", "--nodes", "n1,n2", "--source", "dmesg", "--json",
+        timeout=120, **tool_env(FAKE_KERNEL_LOG_DIR=str(tmp_path)),
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    verdicts = {node["node"]: (node["verdict"], node["action"]) for node in json.loads(proc.stdout)["nodes"]}
+    assert verdicts == {"n1": ("OK", "restart-app"), "n2": ("DRAIN", "reboot-node")}, proc.stdout
+
+
+FAKE_RANK = """\
+import os, time
+def wait_in_collective():
+    time.sleep(3600)
+def read_batch():
+    time.sleep(3600)
+print("ready", os.environ["RANK"], flush=True)
+(read_batch if os.environ["RANK"] == "2" else wait_in_collective)()
+"""
+
+
+def test_hang_triage_dumps_every_rank_of_a_running_job(slurm: Cluster, tmp_path: Path):
+    """A 3-rank job on two nodes whose rank 2 (on n2) is stuck elsewhere: one dump per rank, rank 2 named."""
+    require(shutil.which("py-spy", path=tool_env()["PATH"]) is not None, "py-spy is not installed")
+    program = tmp_path / "fake_rank.py"
+    program.write_text(FAKE_RANK)
+    out = tmp_path / "job.out"
+    task = f"RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS exec {sys.executable} {program}"
+    submitted = slurm.run(
+        "sbatch", "--parsable", "--nodes=2", "--ntasks=3", "--time=5", f"--output={out}",
+        f"--wrap=srun bash -c '{task}'", **tool_env(),
+    )  # fmt: skip
+    job_id = submitted.stdout.strip().split(";")[0]
+    assert job_id.isdigit(), submitted.stdout + submitted.stderr
+    try:
+        wait_for(lambda: out.exists() and out.read_text().count("ready") == 3, 60, "the ranks to start")
+        triage = tmp_path / "triage"
+        proc = slurm.run(sys.executable, str(HANG_TRIAGE), "--job", job_id, "--out", str(triage), **tool_env())
+    finally:
+        slurm.run("scancel", job_id)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sorted(p.name for p in triage.glob("rank-*.txt")) == [f"rank-0000{r}.txt" for r in range(3)]
+    hosts = {line.split()[6] for line in (p.read_text().splitlines()[0] for p in triage.glob("rank-*.txt"))}
+    assert hosts == {"n1", "n2"}, hosts
+    assert "1 rank  in read_batch (fake_rank.py:5): rank 2   <-- differs from the majority" in proc.stdout, proc.stdout

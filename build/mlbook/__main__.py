@@ -8,7 +8,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from . import dependencies, stage, writers
+from . import dependencies, release, stage, writers
 from .book import Book, BookFormatError
 from .diagnostics import DEBUG_HINT, EditionError, debug
 
@@ -20,6 +20,9 @@ def parser() -> argparse.ArgumentParser:
     b = sub.add_parser("build", help="build the site (and the editions) into a staging folder, then swap it in")
     b.add_argument("--site", default="site", help="output folder (default: site)")
     b.add_argument("--root", default=".", help="repository root holding mkdocs.yml (default: .)")
+    d = sub.add_parser("dist", help="write the release set (editions, site tarball, SHA256SUMS) from a built site")
+    d.add_argument("site", nargs="?", default="site", help="built site folder holding book.json (default: site)")
+    d.add_argument("--out", default="dist", help="release folder, replaced whole (default: dist)")
     for name, fmt in writers.FORMATS.items():
         w = sub.add_parser(name, help=f"write the {fmt.title} ({fmt.use}) from an already built site")
         w.add_argument("site", nargs="?", default="site", help="built site folder holding book.json")
@@ -34,9 +37,25 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "build":
         return stage.build(Path(args.root), Path(args.site))
+    if args.command == "dist":
+        return dist(Path(args.site), Path(args.out))
     fmt = writers.FORMATS[args.command]
     settings = {a.option: getattr(args, a.option) for a in fmt.arguments if getattr(args, a.option) is not None}
     return write_one(args.command, Path(args.site), args.out, settings)
+
+
+def dist(site: Path, out: Path) -> int:
+    """Write the release set of a built site into out; print what it holds, or one error line."""
+    try:
+        names = release.make(site, out)
+    except (release.ReleaseError, ValueError) as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"{exc.filename or out}:1: cannot write the release: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {out}/: {', '.join(names)}")
+    return 0
 
 
 def write_one(name: str, site: Path, out: str | None, settings: dict | None = None) -> int:

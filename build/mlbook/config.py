@@ -25,6 +25,10 @@ class PluginConfig(base.Config):
     """Generated site-only page listing the editions with their sizes (name it in nav)."""
     scripts_page = c.Type(str, default="scripts.md")
     """Generated appendix listing every script with its purpose and the chapters that show it (name it in nav)."""
+    changes_page = c.Type(str, default="changes.md")
+    """Generated "What changed" page: per chapter, the book/data/changes.yaml entries since the previous tag."""
+    changes_per_chapter = c.Type(int, default=5)
+    """At most this many changes per chapter on the "What changed" page; the rest are counted."""
     pdf_variant = c.Choice(("", "pdf/ua-1"), default="")
     """"pdf/ua-1" writes a tagged, accessible PDF (rendered as one document, so slower: see make bench)."""
     pdf_workers = c.Type(int, default=0)

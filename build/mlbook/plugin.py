@@ -17,15 +17,17 @@ from .checks import site as site_checks
 from .checks import source as source_checks
 from .checks import tree as tree_checks
 from .config import PluginConfig
+from .data import changes as changes_data
 from .data import figures
 from .diagnostics import DEBUG_HINT, LOGGER, EditionError, Reporter, WarningCounter, WriterError, debug
 from .html import drawings
 from .html.description import describe
+from .markdown import calcblock
 from .markdown import figures as figure_blocks
 from .markdown.datablocks import DataBlocks
 from .markdown.scriptlinks import add_download_links
 from .options import Options
-from .pages import downloads, scripts
+from .pages import changes, downloads, scripts
 from .summary import count_images, summary
 from .writers.registry import BANNER, DOWNLOADS, PAGE, ROOT
 
@@ -61,6 +63,12 @@ class BookPlugin(BasePlugin[PluginConfig]):
         problems = writers.unmet_needs(list(self.config.formats))
         if problems:
             raise PluginError(f"mkdocs.yml: plugins: mlbook: formats: {'; '.join(problems)}")
+        problem = provenance.edition_problem()
+        if problem:
+            raise PluginError(problem)
+        # One edition string and one date for the whole build: every page and every edition print the same.
+        self.edition, self.epoch = provenance.edition(self.root), provenance.source_epoch(self.root)
+        config.extra["mlbook_edition"] = self.edition
         snippets = config.mdx_configs.setdefault("pymdownx.snippets", {})
         # Resolve included scripts from the repository root whatever the working directory; our own check
         # reports a missing one with its file and line (snippets' own error is a traceback).
@@ -99,6 +107,8 @@ class BookPlugin(BasePlugin[PluginConfig]):
                 self.root, docs, navigation.titles(config.nav or [], docs), self.config.scripts_page
             ),
         }
+        if self.config.changes_page in navigation.paths(config.nav or []):
+            pages[self.config.changes_page] = self._changes(config)
         in_nav = set(navigation.paths(config.nav or []))
         for src_uri, content in pages.items():
             if src_uri not in in_nav:  # a book that does not name the page in its nav does not get it
@@ -113,6 +123,29 @@ class BookPlugin(BasePlugin[PluginConfig]):
                 continue
             self.generated[src_uri] = File.generated(config, src_uri, content=content)
             files.append(self.generated[src_uri])
+
+    def _changes(self, config) -> str:
+        """The "What changed" page: the entries of book/data/changes.yaml added since the previous tag."""
+        docs = Path(config.docs_dir)
+        order = navigation.paths(config.nav or [])
+        path = docs / "data" / "changes.yaml"
+        entries, errors = changes_data.load(path, f"{docs.name}/data/changes.yaml", set(order))
+        for error in errors:
+            self.reporter.report(error.path, error.line, error.kind, error.detail)
+        history = provenance.history(self.root)
+        earlier = set()
+        if history.previous:
+            rel = path.resolve().relative_to(self.root).as_posix()
+            earlier = changes_data.keys_of(provenance.file_at(self.root, history.previous, rel))
+        return changes.changes_page(
+            changes.new_entries(entries, earlier),
+            order,
+            navigation.titles(config.nav or [], docs),
+            history,
+            self.edition,
+            self.config.changes_per_chapter,
+            self.config.changes_page,
+        )
 
     def _add_figures(self, files, config) -> None:
         """Draw (or take from the cache) every figure a chapter uses and serve it at figures/<name>.svg."""
@@ -175,13 +208,15 @@ class BookPlugin(BasePlugin[PluginConfig]):
         return text
 
     def on_page_markdown(self, markdown, page, config, files):
-        """Check the raw source (line numbers are still known); expand figures; link each included script."""
+        """Check the raw source (line numbers still known); expand figures, data and calculator blocks; link scripts."""
         src_uri = page.file.src_uri
         source = f"{Path(config.docs_dir).name}/{src_uri}"
         text = self.sources.get(src_uri, markdown)
         source_checks.check(text, source, self.root, self.reporter)
         markdown = figure_blocks.expand(markdown, text, src_uri, source, self.reporter)
         markdown = self.datablocks.expand(markdown, src_uri, text)
+        calc_dir = self.root / "scripts" / "calc"
+        markdown = calcblock.expand(markdown, src_uri, page.url, config.site_url or "", text, self.reporter, calc_dir)
         return add_download_links(markdown, src_uri)
 
     # Runs last (lowest priority) so the search index and other plugins have finished writing the site.
@@ -266,8 +301,8 @@ class BookPlugin(BasePlugin[PluginConfig]):
             site_url=config.site_url or "",
             repo_url=config.repo_url or "",
             copyright=config.copyright or "",
-            edition=provenance.edition(self.root),
-            epoch=provenance.source_epoch(self.root),
+            edition=self.edition,
+            epoch=self.epoch,
             pdf_workers=self.config.pdf_workers,
             pdf_variant=self.config.pdf_variant,
             cache_dir=str(self.root / ".cache" / "pdf-chunks"),

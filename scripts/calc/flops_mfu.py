@@ -20,6 +20,10 @@ Convention (state it whenever you quote an MFU)
     FLOPs only: recomputed activations are not useful work.  With --recompute full the hardware FLOPs
     utilisation (HFU) is also shown, counting one extra forward pass: 8 * N + 4/3 * attention term.
 
+Input
+    Numbers are plain decimals (7, 0.5, 1e9) within the stated ranges, so a typo is refused with one
+    sentence instead of turning into inf or NaN; the book's web calculator refuses with the same words.
+
 Usage
     # 7B model, 4096-token sequences, 32 layers, hidden 4096, 3000 tokens/s per GPU on an H100 (989 TFLOPS bf16)
     python flops_mfu.py --params 7 --layers 32 --seq-len 4096 --hidden 4096 --tokens-per-sec 3000 \
@@ -40,9 +44,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 
 ATTENTION_FACTORS = {"kaplan": 6, "palm": 12}
+# Inputs are plain ASCII decimals (the web calculator parses them with the same patterns).
+NUMBER = re.compile(r"[ \t]*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[ \t]*")
+WHOLE = re.compile(r"[ \t]*[+-]?[0-9]{1,20}[ \t]*")
 
 
 def flops_per_token(
@@ -73,18 +81,18 @@ def mfu(tokens_per_sec_per_gpu: float, flops_token: float, peak_tflops: float) -
 
 
 def positive_float(text: str) -> float:
-    """Parse a number > 0 (argparse type)."""
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    """Parse a number from 1e-6 to 1e15 (argparse type)."""
+    value = float(text) if NUMBER.fullmatch(text) else 0.0
+    if not 1e-6 <= value <= 1e15:
+        raise argparse.ArgumentTypeError(f"must be a number from 1e-6 to 1e15, got '{text}'")
     return value
 
 
 def positive_int(text: str) -> int:
-    """Parse an integer >= 1 (argparse type)."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    """Parse a whole number from 1 to 10^15 (argparse type)."""
+    value = int(text) if WHOLE.fullmatch(text) else 0
+    if not 1 <= value <= 10**15:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 10^15, got '{text}'")
     return value
 
 

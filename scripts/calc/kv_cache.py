@@ -21,6 +21,10 @@ Usage
 Requirements
     Python 3.9+, standard library only.
 
+Input
+    Numbers are plain decimals (7, 0.5, 1e9) within the stated ranges, so a typo is refused with one
+    sentence instead of turning into inf or NaN; the book's web calculator refuses with the same words.
+
 Output
     bytes, GiB (2^30 bytes) and per-token bytes; with --json one JSON object instead.
 
@@ -34,9 +38,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 
 GIB = 1024**3
+# Inputs are plain ASCII decimals (the web calculator parses them with the same patterns).
+NUMBER = re.compile(r"[ \t]*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[ \t]*")
+WHOLE = re.compile(r"[ \t]*[+-]?[0-9]{1,20}[ \t]*")
 
 
 def kv_cache_bytes(
@@ -47,18 +55,18 @@ def kv_cache_bytes(
 
 
 def positive_int(text: str) -> int:
-    """Parse an integer >= 1 (argparse type)."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    """Parse a whole number from 1 to 10^15 (argparse type)."""
+    value = int(text) if WHOLE.fullmatch(text) else 0
+    if not 1 <= value <= 10**15:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 10^15, got '{text}'")
     return value
 
 
 def positive_float(text: str) -> float:
-    """Parse a number > 0, e.g. 0.5 for a 4-bit cache (argparse type)."""
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    """Parse a number from 1e-6 to 1e15, e.g. 0.5 for a 4-bit cache (argparse type)."""
+    value = float(text) if NUMBER.fullmatch(text) else 0.0
+    if not 1e-6 <= value <= 1e15:
+        raise argparse.ArgumentTypeError(f"must be a number from 1e-6 to 1e15, got '{text}'")
     return value
 
 

@@ -40,6 +40,10 @@ t = tensor-parallel degree:
     CUDA context and allocator fragmentation (budget a few GiB extra).  The 5*a*s/h term is the
     attention-score matrix; FlashAttention-style kernels do not store it, which "selective" models.
 
+Input
+    Numbers are plain decimals (7, 0.5, 1e9) within the stated ranges, so a typo is refused with one
+    sentence instead of turning into inf or NaN; the book's web calculator refuses with the same words.
+
 Output
     A table in GiB (2^30 bytes) per GPU; with --json one JSON object instead.
 
@@ -56,12 +60,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 
 GIB = 1024**3
 WEIGHT_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 ACTIVATION_FLAGS = ("seq_len", "micro_batch", "hidden", "layers")
 ACTIVATION_OPTIONS = tuple("--" + name.replace("_", "-") for name in ACTIVATION_FLAGS)
+# Inputs are plain ASCII decimals (the web calculator parses them with the same patterns).
+NUMBER = re.compile(r"[ \t]*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[ \t]*")
+WHOLE = re.compile(r"[ \t]*[+-]?[0-9]{1,20}[ \t]*")
+ZERO_STAGE = re.compile(r"[ \t]*[0-3][ \t]*")
 
 
 def bytes_per_param(dtype: str, optimizer: str) -> dict[str, int]:
@@ -127,19 +136,26 @@ def activation_bytes(
 
 
 def positive_int(text: str) -> int:
-    """Parse an integer >= 1 (argparse type)."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    """Parse a whole number from 1 to 10^15 (argparse type)."""
+    value = int(text) if WHOLE.fullmatch(text) else 0
+    if not 1 <= value <= 10**15:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 10^15, got '{text}'")
     return value
 
 
 def positive_float(text: str) -> float:
-    """Parse a number > 0 (argparse type)."""
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    """Parse a number from 1e-6 to 1e15 (argparse type)."""
+    value = float(text) if NUMBER.fullmatch(text) else 0.0
+    if not 1e-6 <= value <= 1e15:
+        raise argparse.ArgumentTypeError(f"must be a number from 1e-6 to 1e15, got '{text}'")
     return value
+
+
+def zero_stage(text: str) -> int:
+    """Parse a ZeRO stage: 0, 1, 2 or 3 (argparse type)."""
+    if not ZERO_STAGE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"must be 0, 1, 2 or 3, got '{text}'")
+    return int(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -168,9 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--zero-stage",
-        type=int,
-        choices=(0, 1, 2, 3),
+        type=zero_stage,
         default=0,
+        metavar="{0,1,2,3}",
         help="ZeRO stage (default 0)",
     )
     parser.add_argument("--dp", type=positive_int, default=1, help="data-parallel (ZeRO sharding) degree")

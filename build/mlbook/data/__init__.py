@@ -1,1 +1,4 @@
-"""Spec data as validated rows (book/data/*.yaml) and the figures drawn from data and cost models."""
+"""Spec data as validated rows (book/data/*.yaml), figures from data, and the calculators of scripts/calc/.
+
+The calculators are run in-process (calcs, calcrun); calcforms says what each web calculator shows.
+"""

@@ -64,7 +64,7 @@ def functions(calc_dir: Path) -> dict[str, Callable]:
     """
     out: dict[str, Callable] = dict(MATH)
     for module_name, names in CALCULATORS.items():
-        module = _import(Path(calc_dir) / f"{module_name}.py", module_name)
+        module = load(Path(calc_dir) / f"{module_name}.py", module_name)
         for name in names:
             if not callable(getattr(module, name, None)):
                 raise ImportError(f"scripts/calc/{module_name}.py has no function {name}()")
@@ -83,7 +83,11 @@ def script_of(function_name: str) -> str | None:
 _MODULES: dict[str, object] = {}
 
 
-def _import(path: Path, name: str):
+def load(path: Path, name: str) -> types.ModuleType:
+    """The calculator file at path as a module named after name, compiled once per process.
+
+    Raises ImportError when the file does not exist.
+    """
     key = str(path.resolve())
     if key not in _MODULES:
         if not path.is_file():

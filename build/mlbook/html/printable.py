@@ -5,6 +5,7 @@ from __future__ import annotations
 from lxml import html as lhtml
 from lxml.html import builder as E
 
+from ..markdown.calcblock import drop_live_forms
 from .answers import move_answers
 
 
@@ -14,9 +15,11 @@ def make_printable(article: lhtml.HtmlElement) -> lhtml.HtmlElement:
     Content tabs become one section per tab (label as a title, every tab in order); collapsible blocks become
     admonitions with their title; radio inputs and labels that only drive the tabs disappear; task-list check
     boxes become the characters ☑ and ☐; an abbreviation is spelled out after its first use in the chapter.
-    Problems' answers move to an "Answers" section before the chapter's Sources (answers.py).
+    Problems' answers move to an "Answers" section before the chapter's Sources (answers.py). Calculator forms
+    disappear; their worked tables stay (markdown/calcblock.py).
     """
     move_answers(article)
+    drop_live_forms(article)
     for tabset in list(article.cssselect("div.tabbed-set")):
         _linearize_tabs(tabset)
     for details in list(article.iter("details")):

@@ -1,1 +1,1 @@
-"""Markdown-level transforms that know chapter and line: spec tables, figures, script download links."""
+"""Markdown-level transforms that know chapter and line: spec tables, figures, data blocks, calculators, scripts."""

@@ -1,1 +1,1 @@
-"""Developer tools, not part of a build: benchmark, synthetic books, external links, machine preflight."""
+"""Developer tools, not part of a build: benchmark, synthetic books, external links, preflight, calculator links."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from .. import options as saved_options
 from ..book import Book
 from ..options import Options
+from . import reuse
 from .registry import Argument, Format, Output, chapter_pdfs, markdown_export, whole_book
 
 FORMATS: dict[str, Format] = {
@@ -43,6 +44,7 @@ FORMATS: dict[str, Format] = {
             chapter_pdfs,
             needs=("pdf",),
             skipped=lambda options: "a tagged pdf/ua-1 PDF cannot be cut into chapters" if options.pdf_variant else "",
+            release="bundle",
         ),
         Format(
             "llms",
@@ -95,27 +97,56 @@ def planned_paths(book: Book, options: Options) -> set[str]:
 def write_all(book: Book, options: Options, site_dir: Path, out_dir: Path | None = None) -> dict[str, dict]:
     """Write every configured edition under out_dir (default: the site); return per edition what it wrote.
 
-    Each result holds count, unit, bytes (all its files), seconds, sizes (output key -> bytes), paths and
-    skipped (the reason it wrote nothing, else ''). Errors from a writer propagate; earlier files stay in place.
+    Each result holds count, unit, bytes (all its files), seconds, sizes (output key -> bytes), paths, reused
+    (True when the last build's files were copied, nothing the edition reads having changed) and skipped (the
+    reason it wrote nothing, else ''). Errors from a writer propagate; earlier files stay in place.
     """
     out_dir = Path(out_dir or site_dir)
-    return {f.name: write_one(f, book, options, Path(site_dir), out_dir) for f in configured(options)}
+    site = site_inputs(book, options, Path(site_dir)) if reuse_folder(options) else None
+    return {f.name: write_one(f, book, options, Path(site_dir), out_dir, site) for f in configured(options)}
 
 
-def write_one(fmt: Format, book: Book, options: Options, site_dir: Path, out_dir: Path) -> dict:
-    """Write one edition (or skip it with its reason) and log what it wrote."""
+def site_inputs(book: Book, options: Options, site_dir: Path) -> dict[str, str]:
+    """Digests of the built site's files that a writer may read (every edition's own outputs left out)."""
+    outputs = {o.path for f in FORMATS.values() for o in f.outputs(book, options)}
+    return reuse.site_digests(site_dir, outputs)
+
+
+def reuse_folder(options: Options) -> str:
+    """Where the last build's editions are kept: ``editions/`` beside the PDF chunk cache ('' when no cache)."""
+    return str(Path(options.cache_dir).with_name("editions")) if options.cache_dir else ""
+
+
+def write_one(
+    fmt: Format, book: Book, options: Options, site_dir: Path, out_dir: Path, site: dict[str, str] | None = None
+) -> dict:
+    """Write one edition (or skip it with its reason, or reuse the last build's files) and log what it wrote.
+
+    site: the site_inputs digests of the built site; without them the edition is always written (the command
+    line reruns one writer on purpose), with them and a cache folder the last build's files are reused when
+    nothing the edition reads changed.
+    """
     reason = fmt.skipped(options)
     if reason:
         LOG.info("mlbook: %s not written: %s", fmt.title, reason)
-        empty = {"count": 0, "bytes": 0, "seconds": 0.0, "sizes": {}, "paths": []}
+        empty = {"count": 0, "bytes": 0, "seconds": 0.0, "sizes": {}, "paths": [], "reused": False}
         return {"title": fmt.title, "unit": fmt.unit, **empty, "skipped": reason}
     start = time.perf_counter()
-    count = fmt.write(book, options, site_dir, out_dir)
-    seconds = time.perf_counter() - start
     paths = {o.key: out_dir / o.path for o in fmt.outputs(book, options)}
-    sizes = {key: path.stat().st_size for key, path in paths.items()}
+    kept, key, count = reuse.Reuse(reuse_folder(options)), "", None
+    if kept.folder is not None and site is not None:
+        key = reuse.key(fmt, book, options, site, _needed(fmt, book, options, site_dir, out_dir))
+        count = kept.restore(fmt, key, paths)
+    reused = count is not None
+    if count is None:
+        count = fmt.write(book, options, site_dir, out_dir)
+        if key:
+            kept.store(fmt, key, paths, count)
+    seconds = time.perf_counter() - start
+    sizes = {k: path.stat().st_size for k, path in paths.items()}
     where = str(next(iter(paths.values()))) if len(paths) == 1 else f"{len(paths)} files"
-    LOG.info("mlbook: wrote %s (%d bytes, %d %s) in %.1f s", where, sum(sizes.values()), count, fmt.unit, seconds)
+    how = "reused (nothing it reads changed)" if reused else "wrote"
+    LOG.info("mlbook: %s %s (%d bytes, %d %s) in %.1f s", how, where, sum(sizes.values()), count, fmt.unit, seconds)
     return {
         "title": fmt.title,
         "count": count,
@@ -124,8 +155,18 @@ def write_one(fmt: Format, book: Book, options: Options, site_dir: Path, out_dir
         "seconds": seconds,
         "sizes": sizes,
         "paths": [str(p) for p in paths.values()],
+        "reused": reused,
         "skipped": "",
     }
+
+
+def _needed(fmt: Format, book: Book, options: Options, site_dir: Path, out_dir: Path) -> list[Path]:
+    """The files of the editions fmt needs, where its writer reads them (out_dir first, else the site)."""
+    files = []
+    for need in fmt.needs:
+        for o in FORMATS[need].outputs(book, options):
+            files.append(out_dir / o.path if (out_dir / o.path).is_file() else site_dir / o.path)
+    return files
 
 
 def save_model(book: Book, options: Options, site_dir: Path) -> None:

@@ -101,12 +101,13 @@ class Cut:
             self._add(child, added)
 
     def metadata(self) -> None:
-        """Title, author, language, dates, a fixed identifier, and page labels that number pages as the book does."""
+        """Title, author, edition, language, dates, a fixed identifier, and page labels numbered as in the book."""
         stamp = as_datetime(self.options.epoch).strftime("D:%Y%m%d%H%M%SZ")
         title = f"{self.span.chapter.display_title} — {self.options.title}"
         self.writer.add_metadata(
             {"/Title": title, "/Author": self.options.author, "/Creator": "mlbook", "/Producer": "mlbook (pypdf)"}
-            | {"/CreationDate": stamp, "/ModDate": stamp}
+            | {"/Subject": f"{self.options.subtitle} (edition {self.options.edition})"}
+            | {"/Edition": self.options.edition, "/CreationDate": stamp, "/ModDate": stamp}
         )
         self.writer.set_page_label(0, len(self.writer.pages) - 1, style="/D", start=self.span.start + 1)
         self.writer._root_object[NameObject("/Lang")] = TextStringObject(self.options.language)

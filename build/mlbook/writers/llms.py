@@ -121,18 +121,18 @@ def chapter_markdown(book: Book, chapter: Chapter, art: lhtml.HtmlElement, optio
 
 
 def full(options: Options, pages: list[str]) -> str:
-    """llms-full.txt: the book's title and summary, then every page's Markdown in reading order."""
-    return f"# {options.title}\n\n> {options.subtitle}\n\n" + "\n".join(pages)
+    """llms-full.txt: the book's title, summary and edition, then every page's Markdown in reading order."""
+    return f"# {options.title}\n\n> {options.subtitle}\n\nEdition: {options.edition}\n\n" + "\n".join(pages)
 
 
 def index(book: Book, options: Options, described: dict[str, str]) -> str:
-    """llms.txt: title, summary, the full export's link, then one `##` section per part and per run of top-level pages.
+    """llms.txt: title, summary, edition, the full export's link, then one `##` section per part and per run of pages.
 
     A part lists its pages as the nav nests them (a list indented per level); a nested section without an index
     page is an item without a link. Top-level pages before the first part are "Front matter", after the last
     "Back matter", between two parts "Interlude".
     """
-    lines = [f"# {options.title}", "", f"> {options.subtitle}", ""]
+    lines = [f"# {options.title}", "", f"> {options.subtitle}", "", f"Edition: {options.edition}", ""]
     lines += [f"The whole book as one Markdown file: [{LLMS_FULL}]({url(options, LLMS_FULL)}).", ""]
     parts = [i for i, item in enumerate(book.items) if isinstance(item, Section)]
     run: list[str] = []

@@ -55,6 +55,8 @@ class Format:
 
     outputs(book, options) lists the files it writes; skipped(options) says why it writes nothing with these
     options ('' when it does); needs names editions that must be written before it (it reads their files).
+    release says how `make dist` ships its files: "files" (each one, the book's name given the edition) or
+    "bundle" (all of them in one zip, for editions of many files).
     """
 
     name: str
@@ -67,6 +69,7 @@ class Format:
     needs: tuple[str, ...] = ()
     arguments: tuple[Argument, ...] = ()
     skipped: Callable[[Options], str] = field(default=lambda options: "")
+    release: str = "files"
 
     def write(self, book: Book, options: Options, site_dir: Path, out_dir: Path) -> int:
         """Run the writer: read the built site at site_dir, write the outputs under out_dir; return its count."""

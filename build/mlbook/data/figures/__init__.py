@@ -11,18 +11,23 @@ import inspect
 import io
 from pathlib import Path
 
-from . import accelerators, models, network, storage
+from . import accelerators, collectives, memory, models, network, parallelism, storage, style, timeline, topology
 from .figure import Figure
 
+# The figure families, one module per subject.
+FAMILIES = (accelerators, network, storage, models, parallelism, collectives, memory, timeline, topology)
+
 # Every figure by name; a family module holds the figures of one subject.
-FIGURES = {f.name: f for family in (accelerators, network, storage, models) for f in family.FIGURES}
+FIGURES = {f.name: f for family in FAMILIES for f in family.FIGURES}
 
 
 def digest(figure: Figure, data_dir: Path) -> str:
     """Content hash of everything the figure depends on (its code, its data files, matplotlib's version)."""
     import matplotlib
 
-    h = hashlib.sha256(inspect.getsource(figure.draw).encode() + inspect.getsource(_svg).encode())
+    # The whole family module: a helper the drawing calls changes the figure too.
+    h = hashlib.sha256(inspect.getsource(inspect.getmodule(figure.draw)).encode() + inspect.getsource(_svg).encode())
+    h.update(inspect.getsource(style).encode())
     h.update(matplotlib.__version__.encode())
     h.update(figure.caption.encode())
     for name in figure.inputs:
@@ -48,20 +53,11 @@ def _svg(figure: Figure, data_dir: Path) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    with plt.rc_context(
-        {
-            "svg.fonttype": "none",
-            "svg.hashsalt": figure.name,
-            "font.size": 8,
-            # DejaVu ships with matplotlib and with every Debian system: same metrics everywhere.
-            "font.family": "DejaVu Sans",
-            "mathtext.fontset": "dejavusans",
-            "axes.unicode_minus": False,
-        }
-    ):
-        fig, ax = plt.subplots(figsize=figure.size)
+    with plt.rc_context({**style.RC, "svg.hashsalt": figure.name}):
+        fig, ax = plt.subplots(figsize=figure.inches)
         figure.draw(ax, Path(data_dir))
-        ax.grid(True, which="major", alpha=0.3)
+        if figure.kind == "plot":
+            ax.grid(True, which="major", alpha=0.3, linestyle="-")
         fig.tight_layout()
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})

@@ -7,18 +7,29 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import specdata
+from .style import SIZES
 
 
 @dataclass(frozen=True)
 class Figure:
-    """A figure: how to draw it, its alt text and caption, and the data files it reads (under book/data)."""
+    """A figure: how to draw it, its alt text and caption, and the data files it reads (under book/data).
+
+    ``kind`` is "plot" (axes with a light grid) or "diagram" (no axes; the drawing sets its own canvas);
+    ``size`` defaults to the style's size for the kind (style.SIZES, inches).
+    """
 
     name: str
     draw: Callable
     alt: str
     caption: str
     inputs: tuple[str, ...] = ()
-    size: tuple[float, float] = (6.4, 3.8)  # inches
+    size: tuple[float, float] | None = None
+    kind: str = "plot"
+
+    @property
+    def inches(self) -> tuple[float, float]:
+        """Width and height in inches: the given size, else the style's size for the kind."""
+        return self.size or SIZES[self.kind if self.kind in SIZES else "plot"]
 
 
 def validated_rows(data_dir: Path, name: str) -> list:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .figure import Figure, validated_rows
+from .style import COLORS, HATCHES, INK
 
 
 def _ring_allreduce(ax, data_dir: Path) -> None:
@@ -54,12 +55,15 @@ def _busbw_vs_size(ax, data_dir: Path) -> None:
 
 def _link_bandwidths(ax, data_dir: Path) -> None:
     rows = sorted(validated_rows(data_dir, "interconnects"), key=lambda r: (r.kind, r.per_direction_gbps))
-    colors = {"intra-node": "#3949ab", "inter-node": "#ef6c00"}
-    ax.barh([r.name for r in rows], [r.per_direction_gbps for r in rows], color=[colors[r.kind] for r in rows])
+    shade = {"intra-node": 0, "inter-node": 1}
+    bars = ax.barh([r.name for r in rows], [r.per_direction_gbps for r in rows], edgecolor=INK, linewidth=0.5)
+    for bar, row in zip(bars, rows, strict=True):
+        bar.set_facecolor(COLORS[shade[row.kind]])
+        bar.set_hatch(HATCHES[shade[row.kind] + 1])
     ax.set_xscale("log")
     for y, row in enumerate(rows):
         ax.text(row.per_direction_gbps * 1.08, y, f"{row.per_direction_gbps:g}", va="center", fontsize=6)
-    ax.set_xlabel("GB/s per direction, log scale (blue: in a node, orange: between nodes)")
+    ax.set_xlabel("GB/s per direction, log scale (plain blue: in a node, hatched orange: between nodes)")
     ax.tick_params(axis="y", labelsize=6.5)
 
 
@@ -120,6 +124,6 @@ FIGURES = (
         "Per-direction bandwidth of each link generation, in the unit of count of its row (per link, per "
         "GPU, per port). Data: book/data/interconnects.yaml.",
         ("interconnects.yaml",),
-        (6.4, 5.0),
+        kind="tall",
     ),
 )

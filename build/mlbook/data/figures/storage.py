@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .figure import Figure, validated_rows
+from .style import COLORS, HATCHES, INK
 
 
 def _checkpoint_time(ax, data_dir: Path) -> None:
@@ -26,9 +27,26 @@ def _checkpoint_time(ax, data_dir: Path) -> None:
 def _storage_drives(ax, data_dir: Path) -> None:
     rows = sorted(validated_rows(data_dir, "storage"), key=lambda r: r.seq_read_gbps)
     ys = range(len(rows))
-    ax.barh([y + 0.2 for y in ys], [r.seq_read_gbps for r in rows], height=0.4, color="#3949ab", label="sequential")
+    ax.barh(
+        [y + 0.2 for y in ys],
+        [r.seq_read_gbps for r in rows],
+        height=0.4,
+        color=COLORS[0],
+        edgecolor=INK,
+        linewidth=0.5,
+        label="sequential",
+    )
     random = [r.rand_read_kiops * 4096e3 / 1e9 for r in rows]
-    ax.barh([y - 0.2 for y in ys], random, height=0.4, color="#ef6c00", label="4 KiB random")
+    ax.barh(
+        [y - 0.2 for y in ys],
+        random,
+        height=0.4,
+        color=COLORS[1],
+        hatch=HATCHES[1],
+        edgecolor=INK,
+        linewidth=0.5,
+        label="4 KiB random",
+    )
     ax.set_yticks(list(ys), [r.name for r in rows])
     ax.set_xscale("log")
     ax.set_xlabel("Read throughput per drive (GB/s, log scale; random = IOPS x 4 KiB)")

@@ -36,7 +36,9 @@ def build(book: Book, options: Options, site_dir: Path):
     eb.add_metadata("DC", "publisher", options.author)
     for word in options.keywords:
         eb.add_metadata("DC", "subject", word)
-    eb.set_cover("cover.png", cover.png(options.title, options.subtitle, options.author))
+    # schema.org's bookEdition; "schema" is a prefix EPUB 3 reserves, so it needs no declaration.
+    eb.add_metadata(None, "meta", options.edition, {"property": "schema:bookEdition"})
+    eb.set_cover("cover.png", cover.png(options.title, options.subtitle, options.author, options.edition))
     eb.get_item_with_id("cover").is_linear = True  # EPUBCheck: non-linear pages must be linked from somewhere
     css = epub.EpubItem(uid="style", file_name="style.css", media_type="text/css", content=epub_css())
     eb.add_item(css)

@@ -25,8 +25,8 @@ def _font(pattern: str, size: int) -> ImageFont.ImageFont:
     return ImageFont.load_default(size)
 
 
-def png(title: str, subtitle: str, author: str) -> bytes:
-    """A deterministic PNG of SIZE pixels with the title, subtitle and author in white on indigo."""
+def png(title: str, subtitle: str, author: str, edition: str = "") -> bytes:
+    """A deterministic PNG of SIZE pixels with the title, subtitle, author and edition in white on indigo."""
     img = Image.new("RGB", SIZE, BACKGROUND)
     draw = ImageDraw.Draw(img)
     y = 620
@@ -38,6 +38,8 @@ def png(title: str, subtitle: str, author: str) -> bytes:
         draw.text((140, y), line, font=_font("Noto Sans", 72), fill=(220, 225, 255))
         y += 100
     draw.text((140, SIZE[1] - 260), author, font=_font("Noto Sans", 56), fill="white")
+    if edition:
+        draw.text((140, SIZE[1] - 170), f"Edition: {edition}", font=_font("Noto Sans", 44), fill=(220, 225, 255))
     buf = io.BytesIO()
     img.save(buf, format="PNG", optimize=False)
     return buf.getvalue()

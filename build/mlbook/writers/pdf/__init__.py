@@ -12,7 +12,7 @@ from ..outputs import atomic_path
 from ..registry import book_file
 from ..styles import STYLES, pdf_css
 from . import chunks, combine, fonts
-from .render import ConfinedFetcher, WarningCollector, fixed_font_dates, render_html
+from .render import ConfinedFetcher, WarningCollector, font_dates, render_html
 
 
 class PdfError(WriterError):
@@ -49,14 +49,18 @@ def _write_single(book: Book, options: Options, site_dir: Path, out: Path) -> in
     wlog = logging.getLogger("weasyprint")
     wlog.addHandler(collect)
     try:
-        doc = render_html(source, site_dir.as_uri() + "/", [], pdf_css(), fetcher)
-        problems = collect.messages + [f"refused: {u}" for u in fetcher.refused]
-        if problems:
-            raise PdfError("; ".join(sorted(set(problems))))
-        with atomic_path(out) as tmp, fixed_font_dates():
-            doc.write_pdf(
-                tmp, pdf_identifier=options.identifier.encode("utf-8"), pdf_variant=options.pdf_variant or None
-            )
+        with font_dates(options.epoch):
+            doc = render_html(source, site_dir.as_uri() + "/", [], pdf_css(), fetcher)
+            problems = collect.messages + [f"refused: {u}" for u in fetcher.refused]
+            if problems:
+                raise PdfError("; ".join(sorted(set(problems))))
+            with atomic_path(out) as tmp:
+                doc.write_pdf(
+                    tmp,
+                    pdf_identifier=options.identifier.encode("utf-8"),
+                    pdf_variant=options.pdf_variant or None,
+                    custom_metadata=True,  # the Edition <meta> of combine.head becomes the /Edition key
+                )
     finally:
         wlog.removeHandler(collect)
     return len(doc.pages)

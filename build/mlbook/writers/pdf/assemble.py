@@ -6,7 +6,15 @@ import io
 from urllib.parse import unquote
 
 from pypdf import PdfReader, PdfWriter
-from pypdf.generic import ArrayObject, ByteStringObject, DictionaryObject, Fit, NameObject, TextStringObject
+from pypdf.generic import (
+    ArrayObject,
+    ByteStringObject,
+    DecodedStreamObject,
+    DictionaryObject,
+    Fit,
+    NameObject,
+    TextStringObject,
+)
 
 from ...options import Options
 from ...provenance import as_datetime
@@ -52,11 +60,41 @@ class Assembler:
             raise ValueError(f"links to anchors that no chunk defines: {', '.join(sorted(set(missing))[:10])}")
 
     def stamp(self, overlays: list[bytes]) -> None:
-        """Merge each chunk's page-number overlay onto its pages."""
+        """Draw each chunk's page-number overlay page over its pages, as a Form XObject.
+
+        The page's own content stream is left as it is, only wrapped in q/Q so that its graphics state cannot
+        move the number: merging the content streams instead (pypdf's merge_page) parses, rewrites and
+        recompresses every page, which was the slowest part of the warm PDF step.
+        """
         numbers = [page for pdf in overlays for page in PdfReader(io.BytesIO(pdf)).pages]
+        save = self._stream(b"q\n")
+        restore_and_draw = self._stream(b"\nQ q /MlbookPageNumber Do Q\n")
         for page, overlay in zip(self.writer.pages, numbers, strict=True):
-            page.merge_page(overlay)
-            page.compress_content_streams()  # merging leaves the page's content uncompressed
+            form = DecodedStreamObject()
+            form.set_data(overlay.get_contents().get_data())
+            form.update(
+                {
+                    NameObject("/Type"): NameObject("/XObject"),
+                    NameObject("/Subtype"): NameObject("/Form"),
+                    NameObject("/BBox"): ArrayObject(overlay.mediabox),
+                    NameObject("/Resources"): overlay["/Resources"].get_object().clone(self.writer),
+                }
+            )
+            # A page's own copy of its resources: WeasyPrint may share one resource dictionary between pages.
+            resources = DictionaryObject(page["/Resources"].get_object())
+            xobjects = DictionaryObject(resources.get("/XObject", DictionaryObject()).get_object())
+            xobjects[NameObject("/MlbookPageNumber")] = self.writer._add_object(form.flate_encode())
+            resources[NameObject("/XObject")] = xobjects
+            page[NameObject("/Resources")] = resources
+            contents = page.raw_get("/Contents")  # the reference: a stream in an array must stay indirect
+            own = list(contents.get_object()) if isinstance(contents.get_object(), ArrayObject) else [contents]
+            page[NameObject("/Contents")] = ArrayObject([save, *own, restore_and_draw])
+
+    def _stream(self, data: bytes):
+        """An indirect content stream holding data, added to the writer."""
+        stream = DecodedStreamObject()
+        stream.set_data(data)
+        return self.writer._add_object(stream)
 
     def outline(self) -> None:
         """Rebuild the bookmarks from every chunk's (level, label, position), nested by level."""
@@ -73,13 +111,17 @@ class Assembler:
                 stack.append((level, item))
 
     def metadata(self, options: Options) -> None:
-        """Title, author, subject, keywords, language, dates and a fixed file identifier."""
+        """Title, author, subject, keywords, edition, language, dates and a fixed file identifier.
+
+        The edition is in the subject (what PDF viewers show) and in an ``/Edition`` key of its own (exact).
+        """
         stamp = as_datetime(options.epoch).strftime("D:%Y%m%d%H%M%SZ")
         self.writer.add_metadata(
             {
                 "/Title": options.title,
                 "/Author": options.author,
-                "/Subject": options.subtitle,
+                "/Subject": f"{options.subtitle} (edition {options.edition})",
+                "/Edition": options.edition,
                 "/Keywords": ", ".join(options.keywords),
                 "/Creator": "mlbook",
                 "/Producer": "mlbook (WeasyPrint, pypdf)",

@@ -26,10 +26,12 @@ class ChunkCache:
         self.used: set[str] = set()
 
     def key(self, job: tuple) -> str:
-        """sha256 of the job (HTML, CSS, roots, identifier), the files it embeds, WeasyPrint's version and settings."""
-        source, base_url, css, roots, identifier = job
+        """sha256 of the job (HTML, CSS, roots, identifier, epoch), embedded files, WeasyPrint version, settings."""
+        source, base_url, css, roots, identifier, epoch = job
         h = hashlib.sha256(
-            "\0".join([source, base_url, css, *roots, weasyprint.__version__, FORMAT, RENDER_SETTINGS]).encode()
+            "\0".join(
+                [source, base_url, css, *roots, str(epoch), weasyprint.__version__, FORMAT, RENDER_SETTINGS]
+            ).encode()
         )
         h.update(identifier)
         for uri in sorted(set(FILE_URI.findall(source))):

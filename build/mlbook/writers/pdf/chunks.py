@@ -80,9 +80,10 @@ def write_chunked(book: Book, options: Options, site_dir: Path, out: Path, worke
     groups = plan(sections, max(workers * 3, math.ceil(total / CHUNK_BYTES)))
     _link_across(groups)
     base, roots, ident = site_dir.as_uri() + "/", [str(site_dir), str(STYLES)], options.identifier.encode()
+    epoch = options.epoch
     css = pdf_css() + "\n" + CHUNK_CSS
-    jobs = [(front_html(book, options, None), base, css, roots, ident)]
-    jobs += [(combine.html_document(g, options), base, css, roots, ident) for g in groups]
+    jobs = [(front_html(book, options, None), base, css, roots, ident, epoch)]
+    jobs += [(combine.html_document(g, options), base, css, roots, ident, epoch) for g in groups]
     # The parsed book is no longer needed: free it before the workers start, so the parent stays small.
     del sections, groups
     gc.collect()
@@ -101,14 +102,14 @@ def write_chunked(book: Book, options: Options, site_dir: Path, out: Path, worke
             for name, index in chunk.anchors.items():
                 page_of[name] = str(offset + index + 1)
             offset += chunk.pages
-        front = render_all(pool, [(front_html(book, options, page_of), base, css, roots, ident)], cache)[0]
+        front = render_all(pool, [(front_html(book, options, page_of), base, css, roots, ident, epoch)], cache)[0]
         if front.pages != front_pages:
             raise ValueError(f"the contents changed length once numbered ({front_pages} -> {front.pages} pages)")
         chunks[0] = front
         labels = [page_label(i, front_pages) for i in range(offset)]
         starts = [sum(c.pages for c in chunks[:i]) for i in range(len(chunks))]
         overlay_jobs = [
-            (overlay_html(labels[a : a + c.pages], options), base, "", roots, ident)
+            (overlay_html(labels[a : a + c.pages], options), base, "", roots, ident, epoch)
             for a, c in zip(starts, chunks, strict=True)
         ]
         numbers = render_all(pool, overlay_jobs, cache)

@@ -181,7 +181,8 @@ def head(options: Options) -> str:
     return (
         f'<meta charset="utf-8"><title>{html.escape(options.title)}</title>'
         f'<meta name="author" content="{html.escape(options.author)}">'
-        f'<meta name="description" content="{html.escape(options.subtitle)}">'
+        f'<meta name="description" content="{html.escape(options.subtitle)} (edition {html.escape(options.edition)})">'
+        f'<meta name="Edition" content="{html.escape(options.edition)}">'
         f'<meta name="keywords" content="{html.escape(", ".join(options.keywords))}">'
         f'<meta name="generator" content="mlbook">'
         f'<meta name="dcterms.created" content="{date}"><meta name="dcterms.modified" content="{date}">'

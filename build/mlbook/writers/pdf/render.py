@@ -99,15 +99,39 @@ class Rendered:
     problems: list[str] = field(default_factory=list)
 
 
-def render_chunk(job: tuple[str, str, str, list[str], bytes]) -> Rendered:
-    """Worker: render one chunk's HTML with WeasyPrint and collect its anchors, bookmarks and warnings."""
-    source, base_url, css, roots, identifier = job
+@contextmanager
+def font_dates(epoch: int) -> Iterator[None]:
+    """Within the block, fonts that WeasyPrint rewrites carry the book's date instead of the wall clock's.
+
+    WeasyPrint saves some fonts again with fontTools (colour emoji fonts, to drop their bitmaps), and fontTools
+    stamps the font's head.modified with the current time unless SOURCE_DATE_EPOCH is set: without this, two
+    renders of one page a second apart differ in bytes.
+    """
+    saved = os.environ.get("SOURCE_DATE_EPOCH")
+    os.environ["SOURCE_DATE_EPOCH"] = str(epoch)
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["SOURCE_DATE_EPOCH"]
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = saved
+
+
+def render_chunk(job: tuple[str, str, str, list[str], bytes, int]) -> Rendered:
+    """Worker: render one chunk's HTML with WeasyPrint and collect its anchors, bookmarks and warnings.
+
+    job: (HTML, base URL, CSS, folders it may read, PDF identifier, the book's epoch in seconds).
+    """
+    source, base_url, css, roots, identifier, epoch = job
     # Fewer collector passes: they cost ~15-20% of render time; cycles are still collected, so memory stays bounded.
     gc.set_threshold(50_000, 50, 100)
     fetcher = ConfinedFetcher([Path(r) for r in roots])
     collect = WarningCollector()
     logging.getLogger("weasyprint").addHandler(collect)
-    doc = render_html(source, base_url, roots, css, fetcher)
+    with font_dates(epoch):
+        doc = render_html(source, base_url, roots, css, fetcher)
+        pdf = doc.write_pdf(pdf_identifier=identifier)
     out = Rendered(pdf=b"", pages=len(doc.pages))
     for index, page in enumerate(doc.pages):
         for name in page.anchors:
@@ -115,6 +139,5 @@ def render_chunk(job: tuple[str, str, str, list[str], bytes]) -> Rendered:
         for level, label, (x, y), _state in page.bookmarks:
             out.bookmarks.append((index, level, label, x, y))
     out.problems = collect.messages + [f"refused: {u}" for u in fetcher.refused]
-    with fixed_font_dates():
-        out.pdf = doc.write_pdf(pdf_identifier=identifier)
+    out.pdf = pdf
     return out
