@@ -100,7 +100,7 @@ def environment(workdir: Path, extra: dict[str, str] | None = None) -> dict[str,
 # bind-mounted back so that nobody can run this interpreter.  Outside SLURM mode /tmp is the chapter's own
 # folder (WORK/.tmp): the blocks of one chapter share it, as a reader's session does (a save block writes
 # /tmp/ckpt, the load block below reads it), and no other chapter or the host sees it; the working folder
-# is bind-mounted back into it;
+# is bind-mounted back into it, and so is the repository (its .venv) when it lies under /tmp (a CI clone);
 # SLURM mode keeps the host's /tmp, where the test cluster's munge socket lives.  /mnt is the staging point.
 _SETUP = """set -e
 readlink /proc/self/ns/pid > "$SANDBOX_NSFILE"
@@ -113,8 +113,10 @@ case "$SANDBOX_PREFIX" in /root/*)
 esac
 if [ "$SANDBOX_NET" = off ]; then
   mkdir /mnt/work && mount --bind "$SANDBOX_WORK" /mnt/work
+  case "$SANDBOX_REPO" in /tmp/*) mkdir /mnt/repo && mount --bind "$SANDBOX_REPO" /mnt/repo;; esac
   mount --bind "$SANDBOX_WORK/.tmp" /tmp
   mkdir -p "$SANDBOX_WORK" && mount --move /mnt/work "$SANDBOX_WORK"
+  case "$SANDBOX_REPO" in /tmp/*) mkdir -p "$SANDBOX_REPO" && mount --move /mnt/repo "$SANDBOX_REPO";; esac
 fi
 cd "$SANDBOX_WORK"  # the folder as mounted now (the old cwd is another mount: rename would fail, EXDEV)
 exec "$@"
@@ -132,6 +134,7 @@ def run(argv: list[str], workdir: Path, timeout: float, env: dict[str, str], net
         "SANDBOX_NET": "on" if network else "off",
         "SANDBOX_PREFIX": sys.base_prefix,
         "SANDBOX_WORK": str(workdir),
+        "SANDBOX_REPO": str(Path(__file__).resolve().parents[2]),
         "SANDBOX_NSFILE": str(nsfile),
     }
     # --fork --kill-child: the setup shell is the PID namespace's first process and dies with unshare.
