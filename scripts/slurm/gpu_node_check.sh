@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# Fast pre-job health check of one node's NVIDIA GPUs: prints "<host> OK" or one "<host> FAIL <what>" per problem.
+# Fast pre-job health check of one node's NVIDIA GPUs: prints "HOST OK" or one "HOST FAIL WHAT" line per problem.
 #
 # Looks, in a few seconds and without root, for what most often kills a large job in its first minutes:
 # a missing or unanswering GPU, a narrow PCIe link, uncorrectable ECC errors since the driver loaded, a
