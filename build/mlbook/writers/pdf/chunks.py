@@ -20,9 +20,9 @@ from lxml import html as lhtml
 from ...book import Book
 from ...options import Options
 from ..styles import STYLES, pdf_css
-from . import combine
 from .assemble import XREF, Assembler
 from .cache import ChunkCache
+from .combine import body_sections, html_document
 from .numbering import front_html, overlay_html, page_label
 from .render import Rendered, render_chunk
 
@@ -74,7 +74,7 @@ def render_all(pool, jobs: list[tuple], cache: ChunkCache) -> list[Rendered]:
 def write_chunked(book: Book, options: Options, site_dir: Path, out: Path, workers: int) -> tuple[bytes, int]:
     """Render the book in parallel and return (PDF bytes, page count); raise ValueError on any problem."""
     site_dir = Path(site_dir).resolve()
-    sections = combine.body_sections(book, options, site_dir)
+    sections = body_sections(book, options, site_dir)
     total = sum(len(lhtml.tostring(s)) for s in sections)
     # Small chunks keep each worker's memory low (WeasyPrint holds a chunk's whole layout) and balance the load.
     groups = plan(sections, max(workers * 3, math.ceil(total / CHUNK_BYTES)))
@@ -83,7 +83,7 @@ def write_chunked(book: Book, options: Options, site_dir: Path, out: Path, worke
     epoch = options.epoch
     css = pdf_css() + "\n" + CHUNK_CSS
     jobs = [(front_html(book, options, None), base, css, roots, ident, epoch)]
-    jobs += [(combine.html_document(g, options), base, css, roots, ident, epoch) for g in groups]
+    jobs += [(html_document(g, options), base, css, roots, ident, epoch) for g in groups]
     # The parsed book is no longer needed: free it before the workers start, so the parent stays small.
     del sections, groups
     gc.collect()

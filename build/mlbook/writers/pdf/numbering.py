@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ...book import Book
 from ...options import Options
-from . import combine
 from .assemble import XREF
+from .combine import front_matter, html_document, toc
 
 
 def page_label(index: int, front_pages: int) -> str:
@@ -39,8 +39,8 @@ def overlay_html(labels: list[str], options: Options) -> str:
 
 def front_html(book: Book, options: Options, page_of: dict[str, str] | None) -> str:
     """Cover, colophon and contents; with page_of (anchor -> printed number) the contents show the numbers."""
-    toc = combine.toc(book)
-    for a in toc.iter("a"):
+    contents = toc(book)
+    for a in contents.iter("a"):
         a.set("data-page", (page_of or {}).get(a.get("href", "#")[1:], "000"))
         a.set("href", XREF + a.get("href", "#")[1:])
-    return combine.html_document([*combine.front_matter(options), toc], options)
+    return html_document([*front_matter(options), contents], options)
