@@ -16,7 +16,9 @@ PAGE = '<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>{}</body><
 def test_a_cross_chunk_link_to_a_cjk_anchor_resolves(tmp_path):
     first = PAGE.format(f'<p><a href="{XREF}分布式--标题">to the heading</a></p>')
     second = PAGE.format('<h2 id="分布式--标题">标题</h2>')
-    chunks = [render_chunk((html, tmp_path.as_uri() + "/", "", [str(tmp_path)], b"x")) for html in (first, second)]
+    chunks = [
+        render_chunk((html, tmp_path.as_uri() + "/", "", [str(tmp_path)], b"x", 1764374400)) for html in (first, second)
+    ]
     # WeasyPrint writes the link's URI percent-encoded while the destination keeps its raw name.
     uri = str(PdfReader(io.BytesIO(chunks[0].pdf)).pages[0]["/Annots"][0].get_object()["/A"]["/URI"])
     assert "%E5%88%86" in uri and "分布式--标题" in chunks[1].anchors
