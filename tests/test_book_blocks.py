@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -168,6 +169,13 @@ def test_reason_labels_are_on_the_site():
     assert not missing, f"book/assets/site.css has no label for: {', '.join(missing)}"
 
 
+def _with_includes(text: str) -> str:
+    """A chapter's text with each ``--8<-- "path"`` line replaced by that file, as the build shows it."""
+    return re.sub(
+        r'^--8<-- "([^"]+)"$', lambda m: (ROOT / m.group(1)).read_text(encoding="utf-8"), text, flags=re.MULTILINE
+    )
+
+
 @pytest.mark.slow
 def test_pdf_and_epub_show_no_labels(real_site: Path):
     """The labels come from the site CSS only: the PDF text and the EPUB styles have none of them."""
@@ -181,7 +189,7 @@ def test_pdf_and_epub_show_no_labels(real_site: Path):
             text = data.decode("utf-8", errors="replace")
             assert not [label for label in labels if label in text], f"{name} labels code blocks"
     squeeze = "".join(pdf_text(downloads / "ml-engineering-book.pdf").split())
-    prose = "".join(" ".join((ROOT / p).read_text(encoding="utf-8") for p in CHAPTERS).split())
+    prose = "".join(" ".join(_with_includes((ROOT / p).read_text(encoding="utf-8")) for p in CHAPTERS).split())
     for label in labels:
         word = "".join(label.split())
         assert squeeze.count(word) <= prose.count(word), f"the PDF shows the label {label!r} on code blocks"

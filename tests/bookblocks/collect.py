@@ -145,9 +145,13 @@ def count_source_fences(text: str, root: Path | None = None) -> int:
 
 
 def count_html_blocks(html: str) -> int:
-    """Count the code blocks (``<pre>`` elements) in the article of a built page."""
+    """Count the code blocks (``<pre>`` elements) in the article of a built page.
+
+    A calculator's formula is a ``<pre>`` the calculator pages generate (no fence in the source), so it is
+    not counted.
+    """
     from lxml import html as lxml_html
 
     tree = lxml_html.fromstring(html)
     articles = tree.xpath("//article") or [tree]
-    return len(articles[0].xpath(".//pre"))
+    return len(articles[0].xpath(".//pre[not(contains(concat(' ', @class, ' '), ' mlbook-calc-formula '))]"))

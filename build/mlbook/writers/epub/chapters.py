@@ -138,17 +138,20 @@ def _headings(chapter: Chapter, site_dir: Path, uids) -> list:
 
 
 def toc(entries: list[Entry], site_dir: Path, uids) -> list:
-    """The EPUB's table of contents for entries, nested as the nav; a page's level-2 sections come beneath it.
+    """The EPUB's table of contents for entries, nested as the nav; a chapter's level-2 sections come beneath it.
 
-    uids yields the ids of the NCX entries (unique XML names). An entry with nothing beneath it is a plain
-    link, never a section with an empty list (an empty ``<ol/>`` is invalid in nav.xhtml).
+    A part (a Section) lists its chapters only: the headings of its index page would sit among the chapters
+    as if they were chapters, so the part's own link leads to that page instead. uids yields the ids of the
+    NCX entries (unique XML names). An entry with nothing beneath it is a plain link, never a section with an
+    empty list (an empty ``<ol/>`` is invalid in nav.xhtml).
     """
     out = []
     for entry in entries:
         page = entry.page if isinstance(entry, Section) else entry
-        subs = _headings(page, site_dir, uids) if page else []
         if isinstance(entry, Section):
-            subs += toc(entry.children, site_dir, uids)
+            subs = toc(entry.children, site_dir, uids)
+        else:
+            subs = _headings(page, site_dir, uids) if page else []
         href = file_name(page or entry)
         uid = next(uids)
         if subs:
