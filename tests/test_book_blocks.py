@@ -9,6 +9,7 @@ the source, ``<pre>`` blocks in the built page, blocks Sybil collected.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -63,31 +64,43 @@ def test_run_shares_meet_floors(lang):
     assert run >= stats.FLOORS[lang] * total, f"{lang}: {run}/{total} blocks run, floor {stats.FLOORS[lang]:.0%}"
 
 
-# Pasted programs not yet moved to scripts/, per chapter (issue 21, slice 3): this list only shrinks.
-PENDING_MOVES: dict[str, int] = {
-    "book/development/profiling.md": 1,
-    "book/hardware/amd-troubleshooting.md": 1,
-    "book/orchestration/containers.md": 1,
-    "book/orchestration/slurm-users.md": 1,
-    "book/training/emulating-multi-node.md": 1,
-    "book/training/fault-tolerance.md": 1,
-    "book/training/reproducibility.md": 2,
-}
-
-
 def test_no_program_is_pasted():
     """Programs a reader copies (15+ lines with a shebang, __main__, argparse or #SBATCH) are scripts/ files."""
-    found: dict[str, list[str]] = {}
-    for relpath in CHAPTERS:
-        found[relpath] = [msg for block in blocks_of(relpath) if (msg := programs.pasted(block))]
-    problems = [m for relpath, msgs in found.items() if len(msgs) > PENDING_MOVES.get(relpath, 0) for m in msgs]
-    stale = [
-        f"{p}: {n} pending, {len(found.get(p, []))} found"
-        for p, n in PENDING_MOVES.items()
-        if len(found.get(p, [])) < n
-    ]
+    problems = [msg for relpath in CHAPTERS for block in blocks_of(relpath) if (msg := programs.pasted(block))]
     assert not problems, "\n".join(problems)
-    assert not stale, "lower PENDING_MOVES in tests/test_book_blocks.py: " + "; ".join(stale)
+
+
+_FILLER = "".join(f"x{i} = {i}\n" for i in range(14))
+
+
+@pytest.mark.parametrize(
+    ("body", "sign"),
+    [
+        ("#!/usr/bin/env python3\n" + _FILLER, "a shebang"),
+        (_FILLER + 'if __name__ == "__main__":\n', 'if __name__ == "__main__":'),
+        ("import argparse\n" + _FILLER, "argparse"),
+    ],
+)
+def test_a_planted_pasted_program_is_reported_at_its_line(tmp_path: Path, body: str, sign: str):
+    """Planted: a 15-line program is reported with its line and sign; an inclusion or a 14-line block is not."""
+    book = tmp_path / "book"
+    book.mkdir()
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "x.py").write_text("#!/usr/bin/env python3\n" + _FILLER * 3)
+    short = "#!/bin/bash\n" + "".join(f"#SBATCH --comment={i}\n" for i in range(13))
+    text = f'# T\n\nIntro.\n\n```python\n{body}```\n\n```bash\n{short}```\n\n```python\n--8<-- "scripts/x.py"\n```\n'
+    (book / "t.md").write_text(text)
+    found = [m for b in collect.chapter_blocks(book / "t.md", tmp_path) if (m := programs.pasted(b))]
+    assert len(found) == 1, found
+    assert found[0].startswith("book/t.md:5: pasted program: 15 lines with " + sign), found
+
+
+def test_a_planted_batch_script_is_reported():
+    """#SBATCH lines alone make a 15-line bash block a program (the batch scripts' sign)."""
+    block = next(b for b in blocks_of("book/orchestration/slurm-users.md") if b.runner == "bash")
+    planted = dataclasses.replace(block, source="".join(f"#SBATCH --comment={i}\n" for i in range(15)))
+    message = programs.pasted(planted)
+    assert message and "15 lines with #SBATCH lines" in message, message
 
 
 @pytest.fixture(scope="module")

@@ -120,7 +120,8 @@ if [ -n "${ROCR_VISIBLE_DEVICES:-}" ] && [ -n "$hip_or_cuda" ]; then
 fi
 
 # 7. Framework view: a ROCm build of PyTorch, every GPU computes, none is far slower.
-if "$PYTHON" -c 'import torch' 2>/dev/null; then
+# find_spec looks for torch without importing it (an import takes seconds).
+if "$PYTHON" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torch") is None)' 2>/dev/null; then
   EXPECTED_GPUS="$EXPECTED_GPUS" MATMUL_N="$MATMUL_N" "$PYTHON" - <<'EOF' || rc=1
 import os, sys, torch
 def fail(message):  # on stdout with the other lines, so that `| grep FAIL` sees it

@@ -40,7 +40,7 @@ CUSTOM_RNG = random.Random()
 
 
 def make_dataset():
-    """A 4-item map-style dataset; item i is (i, a draw from random, NumPy, torch and CUSTOM_RNG), rounded to 3 digits."""
+    """A 4-item dataset: item i is (i, one draw each from random, NumPy, torch and CUSTOM_RNG), to 3 digits."""
     import numpy as np
     import torch
     from torch.utils.data import Dataset
@@ -81,8 +81,15 @@ def make_loader(seed: int, rank: int, workers: int, init_fn: bool = True):
 
     g = torch.Generator()
     g.manual_seed(seed + rank)  # differs per rank, fixed per run
-    return DataLoader(make_dataset(), batch_size=2, shuffle=True, num_workers=workers,
-                      worker_init_fn=worker_init_fn if init_fn else None, generator=g, persistent_workers=False)
+    return DataLoader(
+        make_dataset(),
+        batch_size=2,
+        shuffle=True,
+        num_workers=workers,
+        worker_init_fn=worker_init_fn if init_fn else None,
+        generator=g,
+        persistent_workers=False,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
