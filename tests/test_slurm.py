@@ -984,11 +984,20 @@ NODE_CHECK = SLURM_DIR / "gpu_node_check.sh"
 
 
 def node_state(cluster: Cluster, name: str = "n1") -> tuple[str, str]:
-    """(State, Reason) of a node from ``scontrol show node``; the reason without its ``[user@time]`` suffix."""
-    text = cluster.run("scontrol", "show", "node", "-o", name).stdout
-    state = re.search(r"\bState=(\S+)", text)
-    reason = re.search(r"\bReason=(.*?) \[[^]]*\]", text)
-    return (state[1] if state else "", reason[1] if reason else "")
+    """(State, Reason) of a node from ``scontrol show node``; the reason without its ``[user@time]`` suffix.
+
+    A resumed node shows +NOT_RESPONDING until slurmctld's next ping answers (about a second here): the
+    state returned is the one after that.
+    """
+
+    def read() -> tuple[str, str]:
+        text = cluster.run("scontrol", "show", "node", "-o", name).stdout
+        state = re.search(r"\bState=(\S+)", text)
+        reason = re.search(r"\bReason=(.*?) \[[^]]*\]", text)
+        return (state[1] if state else "", reason[1] if reason else "")
+
+    wait_for(lambda: "NOT_RESPONDING" not in read()[0], 30, f"{name} to answer slurmctld's ping")
+    return read()
 
 
 def arm_prolog(cluster: Cluster, node: str, **fault: str) -> Path:
