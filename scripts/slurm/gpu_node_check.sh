@@ -27,7 +27,7 @@
 # Requires bash 4.4 or newer and nvidia-smi; dmesg, dcgmi, scontrol, systemctl and logger when used.
 set -euo pipefail
 
-usage() { sed -n '4,28p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '4,27p' "$0" | sed 's/^# \{0,1\}//'; }
 mode=preflight deep=0
 for arg in "$@"; do
   case $arg in
