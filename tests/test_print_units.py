@@ -112,14 +112,17 @@ def test_svg_labels_that_are_not_text_are_reported_and_text_labels_are_converted
 # -- reproducible fonts ----------------------------------------------------------------------------------
 
 
-def test_font_dates_are_fixed_while_writing_and_the_environment_is_restored(monkeypatch):
+def test_font_dates_carry_the_book_epoch_while_writing_and_the_environment_is_restored(monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764374400")
-    with render.fixed_font_dates():
-        assert os.environ["SOURCE_DATE_EPOCH"] == render.FONT_DATE_EPOCH
+    with render.font_dates(315532800):
+        assert os.environ["SOURCE_DATE_EPOCH"] == "315532800"
+    assert os.environ["SOURCE_DATE_EPOCH"] == "1764374400"
+    with pytest.raises(RuntimeError), render.font_dates(315532800):
+        raise RuntimeError("a render failed")
     assert os.environ["SOURCE_DATE_EPOCH"] == "1764374400"
     monkeypatch.delenv("SOURCE_DATE_EPOCH")
-    with render.fixed_font_dates():
-        pass
+    with render.font_dates(0):
+        assert os.environ["SOURCE_DATE_EPOCH"] == "0"
     assert "SOURCE_DATE_EPOCH" not in os.environ
 
 
