@@ -47,8 +47,10 @@ def _tiers(ax, data_dir: Path) -> None:
 
 
 def fat_tree_endpoints(radix: int, tiers: int) -> int:
-    """Most endpoints of a non-blocking fat tree of `tiers` levels of radix-k switches: k, k^2/2 or k^3/4.
-    Raises ValueError for another number of tiers."""
+    """Most endpoints of a non-blocking fat tree of `tiers` levels of radix-k switches.
+
+    That is k, k^2/2 or k^3/4; raises ValueError for another number of tiers.
+    """
     if tiers not in (1, 2, 3):
         raise ValueError("1, 2 or 3 tiers")
     return radix * (radix // 2) ** (tiers - 1)
@@ -57,7 +59,9 @@ def fat_tree_endpoints(radix: int, tiers: int) -> int:
 def _fat_tree_scale(ax, data_dir: Path) -> None:
     radices = [16, 32, 48, 64, 96, 128, 144, 192, 256]
     for t in (1, 2, 3):
-        ax.plot(radices, [fat_tree_endpoints(k, t) for k in radices], marker="o", ms=3, label=f"{t} tier{'s' * (t > 1)}")
+        ax.plot(
+            radices, [fat_tree_endpoints(k, t) for k in radices], marker="o", ms=3, label=f"{t} tier{'s' * (t > 1)}"
+        )
     for k in (64, 144):
         for t in (2, 3):
             n = fat_tree_endpoints(k, t)
@@ -77,7 +81,7 @@ FIGURES = (
     Figure(
         "bandwidth-tiers",
         _tiers,
-        "Horizontal bar chart, log scale, of the bandwidth one H100 GPU has to its memory, NVLink, PCIe and the network",
+        "Horizontal bar chart, log scale, of the bandwidth one H100 GPU has to its memory, NVLink, PCIe and network",
         "What one GPU of an HGX H100 node with one NDR NIC per GPU can move per direction, from book/data: 3,350 "
         "GB/s of HBM3, 450 GB/s of NVLink 4 to the other GPUs of its node, 63 GB/s of PCIe 5.0 x16, and 50 GB/s of "
         "InfiniBand NDR to the rest of the cluster, 9x less than NVLink: why tensor and expert parallelism stay "

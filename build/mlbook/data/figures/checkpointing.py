@@ -16,15 +16,19 @@ ROWS, SAVED_ON, LOADED_ON = 32, 2, 3
 
 
 def chunks(rows: int, ranks: int) -> list[tuple[int, int]]:
-    """Row ranges [start, stop) of each rank when dimension 0 of `rows` rows is split as torch.chunk splits it
-    (FSDP2's sharding): ceil(rows / ranks) rows per rank, fewer on the last ones."""
+    """Row ranges [start, stop) of each rank when dimension 0 of `rows` rows is split over `ranks`.
+
+    As torch.chunk splits it (FSDP2's sharding): ceil(rows / ranks) rows per rank, fewer on the last ones.
+    """
     size = math.ceil(rows / ranks)
     return [(min(r * size, rows), min((r + 1) * size, rows)) for r in range(ranks)]
 
 
 def reads(rows: int, saved_on: int, loaded_on: int) -> list[list[tuple[int, int, int]]]:
-    """For each loading rank, the (file, start row, stop row) pieces it reads: the overlaps of its range with the
-    ranges the saving ranks wrote (file i = saving rank i's __i_0.distcp)."""
+    """For each loading rank, the (file, start row, stop row) pieces it reads.
+
+    The pieces are the overlaps of its range with the ranges the saving ranks wrote (file i = rank i's __i_0.distcp).
+    """
     saved = chunks(rows, saved_on)
     out = []
     for lo, hi in chunks(rows, loaded_on):
@@ -49,12 +53,19 @@ def _resharding(ax, data_dir: Path) -> None:
     for a, b in chunks(ROWS, SAVED_ON):
         mid = top - (a + b) / 2 * scale
         ax.annotate("", (4.9, mid), (3.2, mid), arrowprops={"arrowstyle": "-|>", "color": INK, "lw": 0.8})
-    for rank, pieces in enumerate(reads(ROWS, SAVED_ON, LOADED_ON)):
+    for pieces in reads(ROWS, SAVED_ON, LOADED_ON):
         for f, a, b in pieces:
             mid = top - (a + b) / 2 * scale
             ax.annotate("", (12.6, mid), (7.7, mid), arrowprops={"arrowstyle": "-|>", "color": INK, "lw": 0.8})
-            ax.text(10.15, mid, f"rows {a}-{b - 1} from file {f}", ha="center", va="center", fontsize=6,
-                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.4})
+            ax.text(
+                10.15,
+                mid,
+                f"rows {a}-{b - 1} from file {f}",
+                ha="center",
+                va="center",
+                fontsize=6,
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.4},
+            )
     ax.text(0.4, 0.1, ".metadata (written once) maps each global row range to its file and offset", fontsize=6.5)
 
 

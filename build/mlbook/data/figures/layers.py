@@ -43,20 +43,26 @@ def _tp_mlp(ax, data_dir: Path) -> None:
 
 
 def ring_block(rank: int, step: int, ranks: int) -> int:
-    """Index of the key/value block that `rank` holds at ring step `step` (it starts with its own, then receives
-    from rank - 1 each step)."""
+    """Index of the key/value block that `rank` holds at ring step `step`.
+
+    A rank starts with its own block, then receives the one of rank - 1 at each step.
+    """
     return (rank - step) % ranks
 
 
 def causal_work(q_chunks: list[int], kv_chunks: list[int]) -> float:
-    """Attention work of query chunks against key/value chunks under a causal mask, in chunk-pairs: a chunk
-    attends fully to every earlier chunk (1), half to its own (0.5, the diagonal) and not to later ones (0)."""
+    """Attention work of query chunks against key/value chunks under a causal mask, in chunk-pairs.
+
+    A chunk attends fully to every earlier chunk (1), half to its own (0.5, the diagonal) and not to later ones (0).
+    """
     return sum(1.0 if k < q else 0.5 if k == q else 0.0 for q in q_chunks for k in kv_chunks)
 
 
 def zigzag_work(ranks: int) -> list[float]:
-    """Causal work per rank when the sequence is cut into 2 x ranks chunks and rank r holds chunks r and
-    2 ranks - 1 - r (the load-balanced split), in units of one naive block (4 chunk-pairs)."""
+    """Causal work per rank under the load-balanced split, in units of one naive block (4 chunk-pairs).
+
+    The sequence is cut into 2 x ranks chunks and rank r holds chunks r and 2 ranks - 1 - r.
+    """
     n = 2 * ranks
     return [causal_work([r, n - 1 - r], list(range(n))) / 4 for r in range(ranks)]
 
@@ -76,7 +82,9 @@ def _ring_attention(ax, data_dir: Path) -> None:
             j = ring_block(r, step, c)
             work = causal_work([r], [j])
             text = f"Q{r} · KV{j}" + ("" if work == 1 else "\ndiagonal, half" if work else "\nmasked, skipped")
-            box(ax, 3.0 + step * 2.2, y, 2.0, 0.8, text, (j + 1) if work else 3, fontsize=5.8, alpha=1 if work else 0.35)
+            box(
+                ax, 3.0 + step * 2.2, y, 2.0, 0.8, text, (j + 1) if work else 3, fontsize=5.8, alpha=1 if work else 0.35
+            )
             if step < c - 1 and r < c - 1:
                 ax.annotate(
                     "",

@@ -49,17 +49,24 @@ def _tp_share(ax, data_dir: Path) -> None:
 
 
 def jitter_slowdown(ranks: int, sigma: float) -> float:
-    """Expected slowdown of a synchronous step that waits for the slowest of `ranks` ranks whose step times are
-    independent normals with standard deviation sigma (a fraction of the mean), by Blom's approximation of the
-    expected maximum: sigma x Phi^-1((n - 0.375) / (n + 0.25))."""
+    """Expected slowdown (a fraction) of a synchronous step that waits for the slowest of `ranks` ranks.
+
+    Step times are independent normals with standard deviation sigma (a fraction of the mean); the expected
+    maximum is Blom's approximation, sigma x Phi^-1((n - 0.375) / (n + 0.25)).
+    """
     return sigma * NormalDist().inv_cdf((ranks - 0.375) / (ranks + 0.25))
 
 
 def _jitter(ax, data_dir: Path) -> None:
     ranks = [2**k for k in range(1, 16)]
     for sigma in (0.01, 0.02, 0.05):
-        ax.plot(ranks, [jitter_slowdown(n, sigma) * 100 for n in ranks], marker="o", ms=3,
-                label=f"per-rank jitter: sd {sigma:.0%} of the step")
+        ax.plot(
+            ranks,
+            [jitter_slowdown(n, sigma) * 100 for n in ranks],
+            marker="o",
+            ms=3,
+            label=f"per-rank jitter: sd {sigma:.0%} of the step",
+        )
     ax.set_xscale("log", base=2)
     ax.set_xticks(ranks[::2], [f"{n:,}" for n in ranks[::2]])
     ax.set_xlabel("Ranks waiting for each other every step")
@@ -68,8 +75,10 @@ def _jitter(ax, data_dir: Path) -> None:
 
 
 def goodput_ledger() -> tuple[dict[str, float], float, float]:
-    """The fleet-operations chapter's ledger of a 30-day, 256-node reservation: (hours lost per category,
-    productive hours, reserved hours), with the chapter's inputs."""
+    """The fleet-operations chapter's ledger of a 30-day, 256-node reservation, with the chapter's inputs.
+
+    Returns (hours lost per category, productive hours, reserved hours).
+    """
     reserved = 30 * 24
     failures, interval, stall_s = 29, 0.5, 20
     restart = (5 + 10 + 8 + 2) / 60

@@ -104,7 +104,8 @@ def _interleaved(ax, data_dir: Path) -> None:
     ax.text(
         1.8,
         0.05,
-        "Fn/Bn or n: forward/backward of micro-batch n; chunk 1: F plain, B ///; chunk 2: F dotted, B crossed; F = 1 unit, B = 2",
+        "Fn/Bn or n: forward/backward of micro-batch n; chunk 1: F plain, B ///; chunk 2: F dotted, B crossed; "
+        "F = 1 unit, B = 2",
         fontsize=6.5,
     )
 
@@ -193,8 +194,10 @@ def _fsdp(ax, data_dir: Path) -> None:
 
 
 def static_batches(lengths: list[int], slots: int) -> list[tuple[int, int, int, int]]:
-    """(request, slot, start step, end step) under static batching: batches of `slots` requests in arrival order,
-    each batch running until its longest request has finished."""
+    """(request, slot, start step, end step) of each request under static batching.
+
+    Batches of `slots` requests in arrival order, each batch running until its longest request has finished.
+    """
     out, t = [], 0
     for b in range(0, len(lengths), slots):
         batch = lengths[b : b + slots]
@@ -204,8 +207,11 @@ def static_batches(lengths: list[int], slots: int) -> list[tuple[int, int, int, 
 
 
 def continuous_batches(lengths: list[int], slots: int) -> list[tuple[int, int, int, int]]:
-    """(request, slot, start step, end step) under continuous batching: a waiting request takes the first slot
-    that frees, at the next decode step (requests in arrival order, ties to the lowest slot)."""
+    """(request, slot, start step, end step) of each request under continuous batching.
+
+    A waiting request takes the first slot that frees, at the next decode step (arrival order, ties to the
+    lowest slot).
+    """
     free, out = [0] * slots, []
     for r, n in enumerate(lengths):
         slot = min(range(slots), key=lambda s: (free[s], s))
@@ -222,12 +228,12 @@ def _batching(ax, data_dir: Path) -> None:
     st, ct = static_batches(REQUESTS, SLOTS), continuous_batches(REQUESTS, SLOTS)
     ends = max(e for *_, e in st), max(e for *_, e in ct)
     canvas(ax, ends[0] + 4.2, 2 * SLOTS + 2.4)
-    for row, (title, sched, end) in enumerate(
-        (("static batching", st, ends[0]), ("continuous batching", ct, ends[1]))
-    ):
+    for row, (title, sched, end) in enumerate((("static batching", st, ends[0]), ("continuous batching", ct, ends[1]))):
         y0 = (1 - row) * (SLOTS + 1.1) + 0.6
         used = sum(REQUESTS) / (SLOTS * end)
-        ax.text(3.2, y0 + SLOTS + 0.15, f"{title}: {end} steps, {used:.0%} of slot-steps used", fontsize=7.5, weight="bold")
+        ax.text(
+            3.2, y0 + SLOTS + 0.15, f"{title}: {end} steps, {used:.0%} of slot-steps used", fontsize=7.5, weight="bold"
+        )
         for s in range(SLOTS):
             ax.text(3.0, y0 + SLOTS - 1 - s + 0.45, f"slot {s}", ha="right", va="center", fontsize=6.5)
         for r, slot, a, b in sched:
@@ -254,7 +260,8 @@ FIGURES = (
         "One ZeRO-3/FSDP step of a 4-layer model under a stated cost model (all-gather 4 ms, reduce-scatter 4 ms, "
         "forward 5 ms and backward 10 ms per layer): each layer's weights are gathered twice and its gradients "
         "reduce-scattered once, the 3(N-1)/N x weight bytes of the chapter; prefetching the next gather hides most "
-        "of it: the step takes 68 ms for 60 ms of compute, the first gather and the last reduce-scatter exposed. Computed by schedules.py: fsdp_step.",
+        "of it: the step takes 68 ms for 60 ms of compute, the first gather and the last reduce-scatter exposed. "
+        "Computed by schedules.py: fsdp_step.",
         kind="wide",
     ),
     Figure(
@@ -263,8 +270,8 @@ FIGURES = (
         "Two Gantt charts of four batch slots serving eight requests: static batching above, continuous below",
         "Eight requests (A-H, 8, 3, 5, 2, 6, 4, 7 and 3 output tokens) queued at once on a server with 4 batch "
         "slots: static batching waits for each batch's longest request and needs 15 decode steps, continuous "
-        "batching fills a freed slot at the next step and needs 12 (63% against 79% of slot-steps busy). Stated example, prefill left out; computed by "
-        "schedules.py.",
+        "batching fills a freed slot at the next step and needs 12 (63% against 79% of slot-steps busy). "
+        "Stated example, prefill left out; computed by schedules.py.",
         kind="tall",
     ),
 )

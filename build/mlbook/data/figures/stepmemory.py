@@ -20,17 +20,21 @@ MODEL = {"params": 8e9, "layers": 32, "hidden": 4096, "heads": 32, "seq": 8192, 
 
 
 def activation_bytes(seq: int, micro: int, hidden: int, layers: int, heads: int, mode: str, tp: int = 1) -> float:
-    """Activation bytes per GPU from Korthikanti et al. (2022): s b h L x (34 + 5 a s / h) without recomputation,
-    34 s b h L with selective recomputation (or a fused attention kernel), 2 s b h L with full recomputation;
-    tensor plus sequence parallelism of degree tp divides the first two by tp. Raises KeyError for another mode."""
+    """Activation bytes per GPU from Korthikanti et al. (2022), table 2.
+
+    s b h L x (34 + 5 a s / h) without recomputation ("none"), 34 s b h L with selective recomputation (or a fused
+    attention kernel), 2 s b h L with full recomputation; tensor plus sequence parallelism of degree tp divides
+    the first two by tp. Raises KeyError for another mode.
+    """
     sbhl = seq * micro * hidden * layers
-    per = {"none": (34 + 5 * heads * seq / hidden) / tp, "selective": 34 / tp, "full": 2 / tp}[mode]
+    per = {"none": (34 + 5 * heads * seq / hidden) / tp, "selective": 34 / tp, "full": 2}[mode]
     return sbhl * per
 
 
 def step_memory(model: dict) -> tuple[list[str], dict[str, list[float]]]:
-    """Bytes per GPU at each point of a ZeRO-3 step: after each layer's forward, after each layer's backward,
-    after the optimizer step. Returns (labels of the points, bytes per component at each point).
+    """Bytes per GPU after each layer's forward, after each layer's backward, and after the optimizer step.
+
+    Returns (labels of the points, bytes per component at each point).
 
     Sharded weights (2 B/param / dp) and optimizer states (12 B/param / dp) stay; each layer's activations are
     kept from its forward until its backward; sharded gradients (2 B/param / dp) fill in as the backward reaches
