@@ -20,6 +20,7 @@ from mlbook.data.figures import (
     scaling,
     schedules,
     serving,
+    stability,
     stepmemory,
     style,
     timeline,
@@ -44,6 +45,7 @@ NEW_FAMILIES = (
     scaling,
     bandwidth,
     checkpointing,
+    stability,
 )
 
 
@@ -324,3 +326,26 @@ def test_ring_attention_and_moe_routing_figures_follow_their_rules():
     assert "E2 receives 7 of the 16 tokens" in _caption("moe-dispatch-combine")
     h, t = layers.HIDDEN, layers.TP
     assert f"{h} x {4 * h // t} per GPU" in _caption("tp-mlp-split")
+
+
+def test_loss_curve_catalogue_plots_the_committed_runs_and_its_caption_quotes_them():
+    data = stability.load(DATA)
+    s = {name: stability.summary(run) for name, run in data["runs"].items()}
+    assert (s["bad-batch"]["max"], s["bad-batch"]["max_step"]) == (5.4185, 150)
+    assert f"{s['lr-too-high']['max']:,.0f}" == "14,377" and s["lr-too-high"]["max_step"] == 219
+    assert round(s["lr-too-high"]["median_tail"], 1) == 10.2 and round(s["healthy"]["median_tail"], 2) == 2.67
+    assert round(s["lr-decayed"]["median_tail"], 2) == 3.48 and round(s["data-switch"]["median_tail"], 2) == 1.84
+    assert round(data["entropy_nats"]["base"], 2) == 2.47
+    # The bad batch recovers at once: the step after it is back within 0.1 nats of the healthy run.
+    healthy, bad = data["runs"]["healthy"]["loss"], data["runs"]["bad-batch"]["loss"]
+    assert abs(bad[151] - healthy[151]) < 0.1
+    # Shard-cycle bumps come every 60 steps.
+    cycle = data["runs"]["shard-cycle"]["loss"]
+    assert all(cycle[k] > healthy[k] + 1.5 for k in (60, 120, 180, 240))
+    caption = _caption("loss-curve-catalogue")
+    for text in ("5.42 nats at step 150", "14,377 nats at step 219", "10.2 against 2.67", "3.48", "1.84", "2.47 nats"):
+        assert text in caption
+    model = _load_script("training/loss_curves.py")
+    d, v, depth = model.DIM, model.VOCAB, model.DEPTH
+    params = v * d + depth * (d * 4 * d + 4 * d + 4 * d * d + d) + d * v
+    assert params == 37504 and "37,504-parameter" in caption

@@ -24,6 +24,7 @@ from . import (
     scaling,
     schedules,
     serving,
+    stability,
     stepmemory,
     storage,
     style,
@@ -50,6 +51,7 @@ FAMILIES = (
     scaling,
     bandwidth,
     checkpointing,
+    stability,
 )
 
 # Every figure by name; a family module holds the figures of one subject.
