@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import os
 import shutil
 import signal
@@ -97,9 +98,47 @@ def _built(root: Path, name: str) -> Path:
     return site
 
 
+def _prebuilt_problem(site: Path) -> str:
+    """Why site cannot stand for a build of this work tree ('' when it can).
+
+    It can when the work tree is exactly its commit (no change, no untracked file), the site names that commit
+    as its edition, and it holds the PDF and the EPUB: then it is what a build here would write.
+    """
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True).stdout.strip()
+
+    if not (site / "options.json").is_file():
+        return f"{site} is not a built site (no options.json)"
+    if git("status", "--porcelain"):
+        return "the work tree has changes since its commit"
+    head = git("rev-parse", "--short=10", "HEAD")
+    edition = json.loads((site / "options.json").read_text(encoding="utf-8")).get("edition", "")
+    if not head or head not in edition:
+        return f"{site} was built from {edition!r}, not from HEAD ({head})"
+    editions = ("ml-engineering-book.pdf", "ml-engineering-book.epub")
+    missing = [name for name in editions if not (site / "downloads" / name).is_file()]
+    return f"{site} lacks {', '.join(missing)}" if missing else ""
+
+
 @pytest.fixture(scope="session")
 def real_site() -> Path:
-    """The real book built once per test session (site, PDF, EPUB)."""
+    """The real book built once per test session (site, PDF, EPUB).
+
+    With MLBOOK_TEST_SITE (what `.ci/run` sets after its `make book`), a copy of that site is used instead,
+    when it is a build of this very commit: the tests then check the README command's own output and CI does
+    not build the book twice. Otherwise the book is built here.
+    """
+    prebuilt = os.environ.get("MLBOOK_TEST_SITE", "").strip()
+    if prebuilt:
+        source = (ROOT / prebuilt).resolve()
+        problem = _prebuilt_problem(source)
+        if not problem:
+            site = CACHE / "real" / "site"
+            shutil.rmtree(site.parent, ignore_errors=True)
+            shutil.copytree(source, site, symlinks=True)
+            return site
+        print(f"MLBOOK_TEST_SITE not used: {problem}; building the book", file=sys.__stderr__)
     return _built(ROOT, "real")
 
 
