@@ -65,17 +65,17 @@ def build_model():
     class TinyLM(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.emb = nn.Embedding(VOCAB, DIM)
-            self.blocks = nn.ModuleList(
+            self.embed = nn.Embedding(VOCAB, DIM)
+            self.mlps = nn.ModuleList(
                 nn.Sequential(nn.Linear(DIM, 4 * DIM), nn.GELU(), nn.Linear(4 * DIM, DIM)) for _ in range(DEPTH)
             )
-            self.head = nn.Linear(DIM, VOCAB, bias=False)
+            self.unembed = nn.Linear(DIM, VOCAB, bias=False)
 
-        def forward(self, x):
-            h = self.emb(x)
-            for block in self.blocks:
-                h = h + block(h)
-            return self.head(h)
+        def forward(self, tokens):
+            hidden = self.embed(tokens)
+            for mlp in self.mlps:
+                hidden = hidden + mlp(hidden)  # residual, no normalisation: what lets a large step blow up
+            return self.unembed(hidden)
 
     return TinyLM()
 
