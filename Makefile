@@ -6,6 +6,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c requirements/constraints.txt
+# pytest-xdist workers for make test: most tests wait on programs (SLURM, torchrun, browsers), so more than the cores.
+TEST_WORKERS ?= 3
 # Every date in the outputs comes from this (the last commit's time unless set by the caller).
 export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 export NO_MKDOCS_2_WARNING := 1
@@ -55,8 +57,8 @@ lint: $(VENV)/.test ## Lint the pipeline, scripts, tests, chapters and the publi
 	git ls-files -co --exclude-standard -- 'scripts/*.sh' 'scripts/*.slurm' | xargs -r -n1 bash -n
 	$(VENV)/bin/actionlint .github/workflows/*.yml
 
-test: lint ## Everything CI runs: lint, then the whole test suite (ends with the book code-block summary)
-	$(PY) -m pytest
+test: lint ## Everything CI runs: lint, then the whole test suite on TEST_WORKERS processes (ends with the book code-block summary)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 	@cat .cache/tests/book-blocks-summary.txt 2>/dev/null || true
 
 test-blocks: $(VENV)/.test ## Run one chapter's code blocks: make test-blocks CHAPTER=book/x.md

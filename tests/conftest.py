@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import json
@@ -88,13 +89,41 @@ def build_site(
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
+def _run_id() -> str:
+    """The id of this test run, shared by its pytest-xdist workers ('' without xdist)."""
+    return os.environ.get("PYTEST_XDIST_TESTRUNUID", "")
+
+
+@contextlib.contextmanager
+def _once(name: str) -> Iterator[bool]:
+    """Hold the lock of the session-wide output ``CACHE/name``; yield True when this run already made it.
+
+    Under pytest-xdist every worker asks for a session fixture; the first one makes the output and marks it
+    with the run's id, the others wait on the lock and reuse it. Without xdist the output is always made anew.
+    """
+    from filelock import FileLock
+
+    CACHE.mkdir(parents=True, exist_ok=True)
+    marker = CACHE / name / ".run"
+    with FileLock(str(CACHE / f"{name}.lock")):
+        run = _run_id()
+        done = bool(run) and marker.is_file() and marker.read_text(encoding="utf-8") == run
+        yield done
+        if not done and run and (CACHE / name / "site").is_dir():
+            marker.write_text(run, encoding="utf-8")
+
+
 def _built(root: Path, name: str) -> Path:
     site = CACHE / name / "site"
-    shutil.rmtree(site.parent, ignore_errors=True)
-    site.parent.mkdir(parents=True)
-    result = build_site(root, site)
-    if result.returncode != 0:
-        pytest.fail(f"building {root} failed:\n{result.stdout}\n{result.stderr}")
+    with _once(name) as done:
+        if done:
+            return site
+        shutil.rmtree(site.parent, ignore_errors=True)
+        site.parent.mkdir(parents=True)
+        result = build_site(root, site)
+        if result.returncode != 0:
+            shutil.rmtree(site, ignore_errors=True)
+            pytest.fail(f"building {root} failed:\n{result.stdout}\n{result.stderr}")
     return site
 
 
@@ -135,8 +164,10 @@ def real_site() -> Path:
         problem = _prebuilt_problem(source)
         if not problem:
             site = CACHE / "real" / "site"
-            shutil.rmtree(site.parent, ignore_errors=True)
-            shutil.copytree(source, site, symlinks=True)
+            with _once("real") as done:
+                if not done:
+                    shutil.rmtree(site.parent, ignore_errors=True)
+                    shutil.copytree(source, site, symlinks=True)
             return site
         print(f"MLBOOK_TEST_SITE not used: {problem}; building the book", file=sys.__stderr__)
     return _built(ROOT, "real")
@@ -211,11 +242,19 @@ def pytest_sessionstart(session):
     BLOCKS_SUMMARY.unlink(missing_ok=True)
 
 
-def pytest_terminal_summary(terminalreporter):
+def pytest_runtest_logreport(report):
+    """Gather the book-block rows of each chapter's test, also from pytest-xdist workers."""
+    from bookblocks import stats
+
+    if report.when == "call":
+        stats.gather(report)
+
+
+def pytest_terminal_summary(terminalreporter, config):
     """Write the one-line summary of the book's code blocks, when this session ran them."""
     from bookblocks import stats
 
-    if stats.RESULTS:
+    if stats.RESULTS and not hasattr(config, "workerinput"):
         line = stats.summary_line(stats.RESULTS)
         BLOCKS_SUMMARY.parent.mkdir(parents=True, exist_ok=True)
         BLOCKS_SUMMARY.write_text(line + "\n", encoding="utf-8")
@@ -226,8 +265,44 @@ def pytest_terminal_summary(terminalreporter):
 INTEGRATION_MODULES = {"test_scripts_run", "test_scripts_toolkit", "test_scripts_cluster", "test_slurm"}
 
 
+# Modules whose tests take minutes (book builds, browsers): started early under xdist.
+HEAVY_MODULES = {"test_book_blocks", "test_real_book", "test_corpus", "test_site_browser", "test_calc_browser"}
+
+
+def xdist_group(item) -> str:
+    """The pytest-xdist group of a test: all users of the test SLURM share one worker (one cluster); a
+    chapter's code blocks are a group of their own; any other test goes with its module (whose module-scoped
+    fixtures then run once)."""
+    module = item.module.__name__.rsplit(".", 1)[-1]
+    relpath = getattr(getattr(item, "callspec", None), "params", {}).get("relpath")
+    if "slurm" in item.fixturenames or module == "test_slurm":
+        return "slurm"
+    if module == "test_book_blocks" and relpath:
+        return "slurm" if item.module.needs_slurm(relpath) else f"blocks:{relpath}"
+    return module
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark every test of an integration module as slow."""
+    """Mark every test of an integration module as slow; group the tests for pytest-xdist (``-n``).
+
+    Under xdist the groups are ordered longest first (the SLURM group, then the book builds' users), so that
+    no long group starts last and holds one worker alone at the end.
+    """
     for item in items:
         if item.module.__name__.rsplit(".", 1)[-1] in INTEGRATION_MODULES:
             item.add_marker(pytest.mark.slow)
+    if not config.pluginmanager.hasplugin("xdist") or not config.getoption("numprocesses", None):
+        return
+    groups = {id(item): xdist_group(item) for item in items}
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(groups[id(item)]))
+    first = {}
+    for index, item in enumerate(items):
+        first.setdefault(groups[id(item)], index)
+
+    def rank(group: str) -> int:
+        if group == "slurm":
+            return 0
+        return 1 if group.startswith("blocks:") or group in HEAVY_MODULES else 2
+
+    items.sort(key=lambda item: (rank(groups[id(item)]), first[groups[id(item)]]))

@@ -100,12 +100,14 @@ def workroot() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def needs_slurm(relpath: str) -> bool:
+    """True when an unmarked bash block of the chapter runs a SLURM client command (conftest groups them)."""
+    return any(b.runner == "bash" and not b.reason and runner.SLURM_CLIENT.search(b.source) for b in blocks_of(relpath))
+
+
 def slurm_env(request, workroot: Path, relpath: str) -> dict[str, str] | None:
     """SLURM_CONF of the test cluster (a copy nobody can read), when the chapter runs SLURM commands."""
-    wanted = any(
-        b.runner == "bash" and not b.reason and runner.SLURM_CLIENT.search(b.source) for b in blocks_of(relpath)
-    )
-    if not wanted:
+    if not needs_slurm(relpath):
         return None
     cluster = request.getfixturevalue("slurm")
     conf = workroot / "slurm.conf"
@@ -122,13 +124,18 @@ def test_chapter_blocks_run(relpath: str, workroot: Path, request):
     chapter_key = cache.key(ROOT, relpath)  # before the run: the inputs it reads
     rows = cache.load(chapter_key)
     if rows is not None:  # identical inputs passed before: counted as such in the summary line
-        stats.RESULTS[relpath] = rows
-        stats.CACHED.add(relpath)
+        stats.record(request.node, relpath, rows, cached=True)
         return
     started = time.monotonic()
-    run = runner.run_chapter(ROOT, relpath, workroot / relpath.replace("/", "_"), slurm_env(request, workroot, relpath))
+    env = slurm_env(request, workroot, relpath)
+    try:
+        run = runner.run_chapter(ROOT, relpath, workroot / relpath.replace("/", "_"), env)
+    finally:
+        if env:  # the next chapter starts on an idle cluster, whatever this one submitted or drained
+            request.getfixturevalue("slurm").settle()
     seconds = time.monotonic() - started
-    stats.RESULTS[relpath] = [(r.block.runner or r.block.lang, r.status, r.block.reason) for r in run.results]
+    rows = [(r.block.runner or r.block.lang, r.status, r.block.reason) for r in run.results]
+    stats.record(request.node, relpath, rows, cached=False)
     for result in run.results:
         for entry in result.substitutions:
             print(f"{result.block.where}: substituted {entry}")
@@ -138,7 +145,7 @@ def test_chapter_blocks_run(relpath: str, workroot: Path, request):
     code = [b for b in run.blocks if b.runner]
     assert len([r for r in run.results if r.block.runner]) == len(code), "a code block got no result"
     assert not run.failures, "\n".join(run.failures)
-    cache.store(chapter_key, relpath, stats.RESULTS[relpath])
+    cache.store(chapter_key, relpath, rows)
 
 
 @pytest.mark.slow

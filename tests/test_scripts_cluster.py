@@ -108,6 +108,26 @@ def test_xid_scan_classify_recovery_actions():
     assert xid.normalise_bus("00000000:5A:00.0") == "0000:5a:00"
 
 
+def test_xid_scan_srun_pieces_survive_interleaving(tmp_path: Path, capsys):
+    """srun forwards a task's output in messages of at most 1 KiB and interleaves the tasks': the gatherer
+    must rebuild each node's JSON from its numbered pieces, and drop a node whose pieces did not all arrive."""
+    xid = load(XID_SCAN)
+    shutil.copy(FAKES / "data" / "kernel-faulty.log", tmp_path / "n2.log")
+    shutil.copy(FAKES / "data" / "kernel-healthy.log", tmp_path / "n1.log")
+    lines = {}
+    for node in ("n1", "n2"):
+        report = run([sys.executable, XID_SCAN, "--json", tmp_path / f"{node}.log"]).stdout.strip()
+        xid.print_pieces(report, node)
+        lines[node] = capsys.readouterr().out.splitlines()
+        assert all(len(line) < 1024 for line in lines[node]), "a piece is as long as slurmstepd's message"
+    assert len(lines["n2"]) > 1, "the faulty node's report should need several pieces"
+    mixed = [lines["n2"][0], *lines["n1"], "srun: a line of srun's own", *reversed(lines["n2"][1:])]
+    verdicts = {n["node"]: n["verdict"] for data in xid.joined_pieces("\n".join(mixed)) for n in data["nodes"]}
+    assert verdicts == {"n1": "OK", "n2": "DRAIN"}
+    partial = xid.joined_pieces("\n".join(lines["n1"] + lines["n2"][:-1]))
+    assert [n["node"] for data in partial for n in data["nodes"]] == ["n1"]
+
+
 def test_xid_scan_bad_input_is_one_line_error(tmp_path: Path):
     one_line_error(run([sys.executable, XID_SCAN, tmp_path / "missing.log"]))
     one_line_error(run([sys.executable, XID_SCAN, "--source", "dmesg"], FAKE_DMESG_DENIED="1"))

@@ -101,6 +101,21 @@ class Cluster:
                 fields[key] = value
         return fields
 
+    def settle(self, timeout: float = 60) -> None:
+        """Cancel every job, wait until none is left, and resume drained nodes: the next test finds an idle cluster.
+
+        A book chapter may submit jobs it does not wait for (``sbatch --time=00:20:00 ...``) or drain a node, and
+        a later test would then queue behind them.
+        """
+        jobs = self.run("squeue", "-h", "-o", "%A").stdout.split()
+        if jobs:
+            self.run("scancel", *jobs)
+        wait_for(lambda: not self.run("squeue", "-h", "-o", "%A").stdout.split(), timeout, "the cancelled jobs to end")
+        rows = [line.split() for line in self.run("sinfo", "-h", "-N", "-o", "%N %T").stdout.splitlines()]
+        drained = [row[0] for row in rows if len(row) == 2 and row[1].startswith(("drain", "down"))]
+        if drained:
+            self.run("scontrol", "update", f"nodename={','.join(drained)}", "state=resume")
+
     def logs(self) -> str:
         """The tails of the daemons' log files, for failure messages."""
         parts = []
@@ -405,6 +420,14 @@ def start_session_cluster(tmp_path_factory) -> Iterator[Cluster]:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+@pytest.fixture(autouse=True)
+def _idle_cluster_after(request):
+    """After each test of the cluster: no job left, no node drained (tests share one cluster)."""
+    yield
+    if "slurm" in request.fixturenames:
+        request.getfixturevalue("slurm").settle()
 
 
 def job_env(**extra: str) -> dict[str, str]:

@@ -250,6 +250,40 @@ def read_kernel_log(source: str, since: str | None) -> list[str]:
     return proc.stdout.splitlines()
 
 
+# slurmstepd forwards a task's output in messages of at most 1 KiB, and srun interleaves the messages of
+# different tasks: a longer JSON line from one node can arrive cut, with another node's line in between.
+# Each task therefore prints its JSON in short numbered pieces, which the gatherer puts back together.
+PIECE = 512
+PIECE_TAG = "xid_scan-piece"
+
+
+def print_pieces(text: str, node: str) -> None:
+    """Print text as lines ``xid_scan-piece NODE I N CHUNK`` of at most PIECE characters of text each."""
+    chunks = [text[i : i + PIECE] for i in range(0, len(text), PIECE)] or [""]
+    for index, chunk in enumerate(chunks):
+        print(f"{PIECE_TAG} {node} {index} {len(chunks)} {chunk}", flush=True)
+
+
+def joined_pieces(output: str) -> list[dict]:
+    """The JSON objects that the tasks printed with print_pieces (a node with missing pieces is left out)."""
+    pieces: dict[str, dict[int, str]] = {}
+    counts: dict[str, int] = {}
+    for line in output.splitlines():
+        fields = line.split(" ", 4)
+        if len(fields) == 5 and fields[0] == PIECE_TAG and fields[2].isdigit() and fields[3].isdigit():
+            pieces.setdefault(fields[1], {})[int(fields[2])] = fields[4]
+            counts[fields[1]] = int(fields[3])
+    found = []
+    for node, parts in pieces.items():
+        if sorted(parts) != list(range(counts[node])):
+            continue
+        try:
+            found.append(json.loads("".join(parts[i] for i in range(counts[node]))))
+        except json.JSONDecodeError:
+            continue
+    return found
+
+
 def gather_with_srun(args) -> tuple[dict[str, NodeReport], int]:
     """Run this script on every node (one task per node) with srun; return (merged reports, nodes asked).
 
@@ -277,16 +311,12 @@ def gather_with_srun(args) -> tuple[dict[str, NodeReport], int]:
     else:
         count = int(os.environ.get("SLURM_JOB_NUM_NODES", os.environ.get("SLURM_NNODES", "1")))
         cmd += [f"--nodes={count}"]
-    cmd += [sys.executable, os.path.abspath(__file__), "--json", "--source", args.source]
+    cmd += [sys.executable, os.path.abspath(__file__), "--json", "--pieces", "--source", args.source]
     if args.since:
         cmd += ["--since", args.since]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     reports: dict[str, NodeReport] = {}
-    for line in proc.stdout.splitlines():
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError:
-            continue
+    for data in joined_pieces(proc.stdout):
         for node in data.get("nodes", []):
             report = NodeReport(node["node"], gpu_uuids=node.get("gpu_uuids", {}))
             report.findings = [Finding(**f) for f in node["findings"]]
@@ -342,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", help="with --srun: a SLURM node list, e.g. 'gpu[001-004]' (a new job step)")
     parser.add_argument("--job", help="with --srun: every node of this running job (srun --overlap --jobid)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.add_argument("--pieces", action="store_true", help=argparse.SUPPRESS)  # set by --srun for its tasks
     args = parser.parse_args(argv)
     if (args.nodes or args.job) and not args.srun:
         parser.error("--nodes and --job need --srun")
@@ -394,7 +425,11 @@ def main(argv: list[str] | None = None) -> int:
             }
             for r in reports.values()
         ]
-        print(json.dumps({"catalog": CATALOG, "nodes": nodes}))
+        text = json.dumps({"catalog": CATALOG, "nodes": nodes})
+        if args.pieces:  # a task of --srun: the gatherer joins the pieces
+            print_pieces(text, node_name())
+        else:
+            print(text)
     else:
         print_table(reports)
     if len(reports) < asked:

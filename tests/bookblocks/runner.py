@@ -18,8 +18,10 @@ from bookblocks.collect import chapter_blocks
 from bookblocks.markers import Block
 
 TESTS = Path(__file__).resolve().parents[1]
-BASH_TIMEOUT = 60  # seconds per bash block
-PYTHON_TIMEOUT = 60  # seconds per Python block
+# Hang guards, generous: make test runs three pytest-xdist workers on two cores, so a torchrun block that takes
+# 15 s alone can take several times that. A hang still ends in minutes, named with its line.
+BASH_TIMEOUT = 120  # seconds per bash block
+PYTHON_TIMEOUT = 120  # seconds per Python block
 # The prose tells the reader to save a block as a file; the runner does the same, writing the block into
 # the chapter's folder before any block runs.  In the paragraph just before a block, "save it as `x.py`",
 # "In `x.py`, ..." or "The following `x.py`" name the block below; "Saved as `x.py` and run ..." or

@@ -9,6 +9,26 @@ RESULTS: dict[str, list[tuple[str, str, str | None]]] = {}
 # The chapters among them whose results came from bookblocks.cache (identical inputs passed before).
 CACHED: set[str] = set()
 FLOORS = {"python": 0.70, "bash": 0.40}
+# The user property a chapter's test carries its rows in: pytest-xdist sends it from a worker to the controller.
+PROPERTY = "bookblocks"
+
+
+def record(node, relpath: str, rows: list[tuple[str, str, str | None]], cached: bool) -> None:
+    """Keep a chapter's rows here and on its test item, from which conftest's report hook gathers them."""
+    RESULTS[relpath] = rows
+    if cached:
+        CACHED.add(relpath)
+    node.user_properties.append((PROPERTY, (relpath, [list(row) for row in rows], cached)))
+
+
+def gather(report) -> None:
+    """Take a chapter's rows from a test report (in the process that prints the summary: the xdist controller)."""
+    for name, value in getattr(report, "user_properties", ()):
+        if name == PROPERTY:
+            relpath, rows, cached = value
+            RESULTS[relpath] = [tuple(row) for row in rows]
+            if cached:
+                CACHED.add(relpath)
 
 
 def shares(rows: list[tuple[str, str, str | None]]) -> dict[str, tuple[int, int]]:
