@@ -81,7 +81,7 @@ def _ring_attention(ax, data_dir: Path) -> None:
         for step in range(c):
             j = ring_block(r, step, c)
             work = causal_work([r], [j])
-            text = f"Q{r} · KV{j}" + ("" if work == 1 else "\ndiagonal, half" if work else "\nmasked, skipped")
+            text = f"Q{r} · KV{j}" + ("" if work == 1 else "\ndiagonal, half" if work else "\nmasked")
             box(
                 ax, 3.0 + step * 2.2, y, 2.0, 0.8, text, (j + 1) if work else 3, fontsize=5.8, alpha=1 if work else 0.35
             )
