@@ -373,7 +373,7 @@ def test_node_pair_sweep_needs_two_nodes():
 
 
 def test_fakes_are_executable():
-    for name in ("dmesg", "ibstat", "ibv_devinfo", "ib_write_bw", "all_reduce_perf"):
+    for name in ("nvidia-smi", "dcgmi", "dmesg", "ibstat", "ibstatus", "ibv_devinfo", "ib_write_bw", "all_reduce_perf"):
         assert os.access(FAKES / name, os.X_OK), name
 
 

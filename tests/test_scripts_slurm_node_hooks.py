@@ -1,4 +1,6 @@
-"""scripts/slurm/healthcheck.sh and epilog-gpu-leftovers.sh on the real two-node test SLURM (node n1).
+"""scripts/slurm/epilog-gpu-leftovers.sh on the real test SLURM (node n1).
+
+gpu_node_check.sh --prolog and --health-check are tested in test_slurm.py.
 
 The GPU side comes from the nvidia-smi fake (tests/fakes); drains and resumes are real scontrol calls.
 """
@@ -13,7 +15,7 @@ import pytest
 from conftest import ROOT
 
 SLURM_DIR = ROOT / "scripts" / "slurm"
-FAKES = ROOT / "tests" / "fakes" / "bin"
+FAKES = ROOT / "tests" / "fakes"
 pytestmark = pytest.mark.slow
 
 
@@ -38,28 +40,6 @@ def n1(slurm):
         time.sleep(0.2)
 
 
-def test_healthcheck_drains_on_failure_and_resumes_its_own_drain(n1):
-    check = str(SLURM_DIR / "gpu_node_check.sh")
-    assert hook(n1, "healthcheck.sh", CHECK=check).returncode == 0
-    assert "DRAIN" not in node(n1)["State"]
-
-    assert hook(n1, "healthcheck.sh", CHECK=check, FAKE_GPU_COUNT="7").returncode == 0
-    state = node(n1)
-    assert "DRAIN" in state["State"] and state["Reason"] == "HC: gpu_count=7 expected=8", state
-
-    assert hook(n1, "healthcheck.sh", CHECK=check).returncode == 0
-    assert "DRAIN" not in node(n1)["State"] and not node(n1)["Reason"], node(n1)
-
-
-def test_healthcheck_never_overwrites_a_humans_drain(n1):
-    n1.run("scontrol", "update", "nodename=n1", "state=drain", "reason=bad fan, ticket 42")
-    check = str(SLURM_DIR / "gpu_node_check.sh")
-    hook(n1, "healthcheck.sh", CHECK=check, FAKE_GPU_COUNT="7")
-    assert node(n1)["Reason"] == "bad fan, ticket 42"
-    hook(n1, "healthcheck.sh", CHECK=check)  # healthy again: still not resumed, it is not our drain
-    assert "DRAIN" in node(n1)["State"] and node(n1)["Reason"] == "bad fan, ticket 42"
-
-
 def test_epilog_kills_leftovers_and_drains_when_they_survive(n1):
     assert hook(n1, "epilog-gpu-leftovers.sh", SLURM_JOB_ID="7").returncode == 0  # no GPU processes
     assert "DRAIN" not in node(n1)["State"]
@@ -73,6 +53,6 @@ def test_epilog_kills_leftovers_and_drains_when_they_survive(n1):
 
 
 def test_help():
-    for script in ("healthcheck.sh", "epilog-gpu-leftovers.sh"):
+    for script in ("epilog-gpu-leftovers.sh",):
         proc = subprocess.run([str(SLURM_DIR / script), "--help"], capture_output=True, text=True, timeout=10)
         assert proc.returncode == 0 and "SLURM" in proc.stdout

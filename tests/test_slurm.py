@@ -155,6 +155,8 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
 ReturnToService=2
+# The GPU node check as Prolog, on the nodes a test arms (see PROLOG below); any other job skips it.
+Prolog={root}/prolog.sh
 # Keep finished jobs for the whole session (0 = never purge), so that the tests can read their state
 # and exit codes.  It also keeps sbatch --wait polling every 2 s: it backs off to 8 and 32 s when
 # MinJobAge is 5 s or more.
@@ -178,6 +180,20 @@ PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP PriorityTi
 PartitionName=requeue Nodes=n1,n2 MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=REQUEUE
 PartitionName=urgent Nodes=n1,n2 MaxTime=INFINITE State=UP PriorityTier=10 PreemptMode=OFF
 PartitionName=sweep Nodes=n1,n2,n3 MaxTime=INFINITE State=UP PriorityTier=1
+"""
+
+
+# slurmd runs the Prolog as root on each node before the job's first step there; a non-zero exit drains
+# the node ("Prolog error").  A test arms a node by writing prolog/<node>.env (the fakes' PATH, a fault).
+PROLOG = """\
+#!/bin/sh
+# Written by tests/test_slurm.py: scripts/slurm/gpu_node_check.sh --prolog on the nodes a test armed.
+env_file={root}/prolog/$SLURMD_NODENAME.env
+[ -f "$env_file" ] || exit 0
+set -a
+. "$env_file"
+set +a
+exec {check} --prolog > {root}/prolog/$SLURMD_NODENAME.out 2>&1
 """
 
 
@@ -284,6 +300,10 @@ def start_cluster(root: Path, munge_dir: Path, tools: dict[str, str]) -> Cluster
         if not dev.exists():
             os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
         gpus.append(dev)
+    (root / "prolog").mkdir(exist_ok=True)
+    prolog = root / "prolog.sh"
+    prolog.write_text(PROLOG.format(root=root, check=SLURM_DIR / "gpu_node_check.sh"))
+    prolog.chmod(0o755)
     conf = root / "slurm.conf"
     conf.write_text(
         SLURM_CONF.format(
@@ -979,3 +999,104 @@ def test_hang_triage_dumps_every_rank_of_a_running_job(slurm: Cluster, tmp_path:
     hosts = {line.split()[6] for line in (p.read_text().splitlines()[0] for p in triage.glob("rank-*.txt"))}
     assert hosts == {"n1", "n2"}, hosts
     assert "1 rank  in read_batch (fake_rank.py:5): rank 2   <-- differs from the majority" in proc.stdout, proc.stdout
+
+
+# ------------------------------------------------------------------ gpu_node_check.sh as Prolog and HealthCheckProgram
+
+NODE_CHECK = SLURM_DIR / "gpu_node_check.sh"
+
+
+def node_state(cluster: Cluster, name: str = "n1") -> tuple[str, str]:
+    """(State, Reason) of a node from ``scontrol show node``; the reason without its ``[user@time]`` suffix.
+
+    A resumed node shows +NOT_RESPONDING until slurmctld's next ping answers (about a second here): the
+    state returned is the one after that.
+    """
+
+    def read() -> tuple[str, str]:
+        text = cluster.run("scontrol", "show", "node", "-o", name).stdout
+        state = re.search(r"\bState=(\S+)", text)
+        reason = re.search(r"\bReason=(.*?) \[[^]]*\]", text)
+        return (state[1] if state else "", reason[1] if reason else "")
+
+    wait_for(lambda: "NOT_RESPONDING" not in read()[0], 30, f"{name} to answer slurmctld's ping")
+    return read()
+
+
+def arm_prolog(cluster: Cluster, node: str, **fault: str) -> Path:
+    """Make the test cluster's Prolog run the check on ``node`` with the fakes and ``fault``; its output file."""
+    env = {"PATH": f"{FAKES}:/usr/bin:/bin", "XID_STATE": "", "BUDGET": "30", **fault}
+    (cluster.root / "prolog" / f"{node}.env").write_text("".join(f"{k}='{v}'\n" for k, v in env.items()))
+    out = cluster.root / "prolog" / f"{node}.out"
+    out.unlink(missing_ok=True)
+    return out
+
+
+@pytest.fixture
+def n1(slurm: Cluster) -> Iterator[Cluster]:
+    """The cluster, with node n1 disarmed, its jobs cancelled and the node back to IDLE after the test.
+
+    A node resumed from DOWN (a failed Prolog sets it) is IDLE+NOT_RESPONDING until slurmctld has pinged it,
+    and no job is scheduled there until then: wait for plain IDLE, so that later tests are not starved.
+    """
+    yield slurm
+    (slurm.root / "prolog" / "n1.env").unlink(missing_ok=True)
+    slurm.run("scancel", "--name=node-check", timeout=30)
+    if node_state(slurm)[0] != "IDLE":
+        slurm.run("scontrol", "update", "nodename=n1", "state=resume")
+    wait_for(lambda: node_state(slurm)[0] == "IDLE", 60, "n1 to be IDLE again")
+
+
+def health_check(cluster: Cluster, **env: str) -> subprocess.CompletedProcess:
+    """One run of the check as slurmd runs HealthCheckProgram on n1 (root, SLURMD_NODENAME set)."""
+    environment = {"PATH": tool_env()["PATH"], "SLURMD_NODENAME": "n1", "XID_STATE": "", **env}
+    return cluster.run(str(NODE_CHECK), "--health-check", timeout=90, **environment)
+
+
+def test_node_check_prolog_passes_a_healthy_node(n1: Cluster):
+    out = arm_prolog(n1, "n1")
+    proc = n1.run("srun", "--nodelist=n1", "--job-name=node-check", "true", timeout=90)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert out.read_text() == "n1 OK\n"
+    assert "DRAIN" not in node_state(n1)[0]
+
+
+def test_node_check_prolog_failure_drains_the_node(n1: Cluster):
+    """Seven GPUs where eight are expected: the Prolog exits 1 and slurmd drains n1; the job never runs on it."""
+    out = arm_prolog(n1, "n1", FAKE_GPU_COUNT="7")
+    marker = n1.root / "prolog" / "job-ran"
+    submitted = n1.run(
+        "sbatch", "--nodelist=n1", "--job-name=node-check", f"--wrap=touch {marker}", "--output=/dev/null"
+    )
+    assert submitted.returncode == 0, submitted.stderr
+    wait_for(lambda: "DRAIN" in node_state(n1)[0], 30, "slurmd to drain n1 after the failed Prolog")
+    assert node_state(n1)[1] == "Prolog error", node_state(n1)
+    assert out.read_text() == "n1 FAIL gpu_count=7 expected=8\n"
+    assert not marker.exists()
+
+
+def test_node_check_health_check_drains_with_the_reason_and_resumes_its_own_drain(n1: Cluster):
+    assert health_check(n1).returncode == 0
+    assert node_state(n1) == ("IDLE", ""), node_state(n1)
+    proc = health_check(n1, FAKE_GPU_FIELDS="4:remapped_rows.pending=Yes")
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # slurmd ignores the status; the check drains
+    state, reason = node_state(n1)
+    assert "DRAIN" in state and reason == "HC: bus=00000000:9A:00.0 row_remap_pending", (state, reason)
+    assert health_check(n1).returncode == 0  # the GPU was reset: healthy again, our drain is lifted
+    assert node_state(n1) == ("IDLE", ""), node_state(n1)
+
+
+def test_node_check_health_check_keeps_a_humans_drain_and_an_xid_drain(n1: Cluster, tmp_path: Path):
+    n1.run("scontrol", "update", "nodename=n1", "state=drain", "reason=bad fan, ticket 42")
+    health_check(n1, FAKE_GPU_COUNT="7")
+    assert node_state(n1)[1] == "bad fan, ticket 42"
+    health_check(n1)  # healthy: still drained, it is not the check's drain
+    assert node_state(n1) == ("IDLE+DRAIN", "bad fan, ticket 42"), node_state(n1)
+
+    n1.run("scontrol", "update", "nodename=n1", "state=resume")
+    shutil.copy(FAKES / "data" / "kernel-faulty.log", tmp_path / "n1.log")
+    xid = {"FAKE_KERNEL_LOG_DIR": str(tmp_path), "XID_STATE": str(tmp_path / "xid")}
+    health_check(n1, **xid)
+    assert node_state(n1) == ("IDLE+DRAIN", "HC: xid=79 bus=0000:5a:00"), node_state(n1)
+    health_check(n1, **xid)  # no new Xid, but an Xid is an event: the drain stays for a person to lift
+    assert node_state(n1) == ("IDLE+DRAIN", "HC: xid=79 bus=0000:5a:00"), node_state(n1)

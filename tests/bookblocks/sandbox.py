@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-FAKES = REPO / "tests" / "fakes" / "bin"
+FAKES = REPO / "tests" / "fakes"
 SITE = Path(__file__).resolve().parent / "site"
 USER = "nobody"
 

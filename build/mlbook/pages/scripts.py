@@ -30,6 +30,18 @@ def purpose(path: Path) -> str:
     return ""
 
 
+# Characters that Markdown, or one of the site's extensions, may read as syntax inside a table cell:
+# HTML (&, <, >), emphasis (*, _), code (`), links ([, ]), the cell separator (|), escapes (\\), arithmatex
+# math ($), emoji (:), mark/caret/tilde (=, ^, ~) and attribute lists ({, }).  Each becomes a numeric
+# character reference, which every parser passes through as the literal character.
+MARKDOWN_SPECIAL = re.compile(r"[&<>*_`\[\]|\\$:=^~{}]")
+
+
+def escape_cell(text: str) -> str:
+    """``text`` as literal Markdown for one table cell: every special character as ``&#N;`` (see MARKDOWN_SPECIAL)."""
+    return MARKDOWN_SPECIAL.sub(lambda m: f"&#{ord(m.group())};", text)
+
+
 def served_files(root: Path) -> list[Path]:
     """Every file under scripts/ that the site serves: all but Markdown (repository documentation) and bytecode."""
     base = Path(root) / "scripts"
@@ -71,9 +83,10 @@ def scripts_index(root: Path, docs_dir: Path, titles: dict[str, str], page: str 
         rel = path.relative_to(root).as_posix()
         link = posixpath.relpath(rel, posixpath.dirname(page) or ".")
         shown = ", ".join(
-            f"[{titles.get(c, c)}]({posixpath.relpath(c, posixpath.dirname(page) or '.')})" for c in used.get(rel, [])
+            f"[{escape_cell(titles.get(c, c))}]({posixpath.relpath(c, posixpath.dirname(page) or '.')})"
+            for c in used.get(rel, [])
         )
-        text = purpose(path).replace("|", "\\|")
+        text = escape_cell(purpose(path))
         rows.append(f"| [`{rel.removeprefix('scripts/')}`]({link}) | {text} | {shown or '—'} |")
     return "\n".join(
         [
