@@ -64,7 +64,7 @@ test: lint ## Everything CI runs: lint, then the whole test suite on TEST_WORKER
 test-blocks: $(VENV)/.test ## Run one chapter's code blocks: make test-blocks CHAPTER=book/x.md
 	@test -n "$(CHAPTER)" || { echo "error: name the chapter: make test-blocks CHAPTER=book/<part>/<file>.md" >&2; exit 2; }
 	@test -f "$(CHAPTER)" || { echo "error: $(CHAPTER) does not exist" >&2; exit 2; }
-	BOOKBLOCKS_CACHE=0 CHAPTER=$(CHAPTER) $(PY) -m pytest tests/test_book_blocks.py
+	BOOKBLOCKS_CACHE=0 CHAPTER=$(CHAPTER) $(PY) -m pytest tests/test_book_blocks.py -k test_chapter_blocks_run
 
 test-fast: $(VENV)/.test ## Unit tests only (no full book build); run before each commit
 	$(PY) -m pytest -m "not slow"

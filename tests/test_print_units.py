@@ -5,6 +5,7 @@ What a whole book shows (the PDF's pages, the EPUB's files) is tested on the pri
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 from pathlib import Path
@@ -15,7 +16,7 @@ import yaml
 from lxml import html as lhtml
 
 from mlbook.diagnostics import Reporter
-from mlbook.html import drawings, svglabels, tex
+from mlbook.html import drawings, svglabels, tablerows, tex
 from mlbook.writers.epub import chapters as epub_chapters
 from mlbook.writers.pdf import render
 
@@ -112,19 +113,90 @@ def test_svg_labels_that_are_not_text_are_reported_and_text_labels_are_converted
 # -- reproducible fonts ----------------------------------------------------------------------------------
 
 
-def test_font_dates_are_fixed_while_writing_and_the_environment_is_restored(monkeypatch):
+def test_font_dates_carry_the_book_epoch_while_writing_and_the_environment_is_restored(monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764374400")
-    with render.fixed_font_dates():
-        assert os.environ["SOURCE_DATE_EPOCH"] == render.FONT_DATE_EPOCH
+    with render.font_dates(315532800):
+        assert os.environ["SOURCE_DATE_EPOCH"] == "315532800"
+    assert os.environ["SOURCE_DATE_EPOCH"] == "1764374400"
+    with pytest.raises(RuntimeError), render.font_dates(315532800):
+        raise RuntimeError("a render failed")
     assert os.environ["SOURCE_DATE_EPOCH"] == "1764374400"
     monkeypatch.delenv("SOURCE_DATE_EPOCH")
-    with render.fixed_font_dates():
-        pass
+    with render.font_dates(0):
+        assert os.environ["SOURCE_DATE_EPOCH"] == "0"
     assert "SOURCE_DATE_EPOCH" not in os.environ
 
 
 # -- headings never end a page (danburzo/percollate#110, jean-humann/docs-to-pdf#600): WeasyPrint's own
 # stylesheet keeps a heading with what follows; this guards against a print rule that would undo it.
+
+
+# -- table rows (issue 24): orphans and widows keep a one-block cell whole, but a cell of several blocks could
+# split between them; a row taller than a page must still split, with the header repeated on every page.
+
+
+def _table(rows: list[str]) -> str:
+    head = "<thead><tr><th>Header-A</th><th>Header-B</th></tr></thead>"
+    return f"<table>{head}<tbody>{''.join(rows)}</tbody></table>"
+
+
+def _short_row(i: int) -> str:
+    """A row of a few lines whose second cell is several blocks, with an anchor on its first and last block."""
+    cells = (
+        f"<p id='r{i}a'>first paragraph</p><p>second</p><p id='r{i}b'>third</p>",
+        f"<ul><li id='r{i}a'>item a</li><li>item b</li><li id='r{i}b'>item c</li></ul>",
+        f"<p id='r{i}a'>text</p><div class='highlight'><pre><code>a\nb\nc</code></pre></div><p id='r{i}b'>end</p>",
+    )
+    return f"<tr><td>row {i}</td><td>{cells[i % 3]}</td></tr>"
+
+
+def _render_marked(body: str):
+    """Render the body as the PDF writer does: short rows marked first (combine.chapter_section)."""
+    article = lhtml.fromstring(f"<article>{body}</article>")
+    tablerows.mark_short_rows(article)
+    return render.render_html(lhtml.tostring(article, encoding="unicode"), "file:///", [])
+
+
+def test_short_rows_are_marked_and_tall_rows_and_the_header_are_not():
+    tall = "<tr><td>x</td><td>" + "<br>".join(f"tall line {i}" for i in range(30)) + "</td></tr>"
+    long_text = f"<tr><td>x</td><td>{'word ' * 200}</td></tr>"
+    article = lhtml.fromstring(f"<article>{_table([_short_row(0), _short_row(1), tall, long_text])}</article>")
+    tablerows.mark_short_rows(article)
+    marked = [tablerows.SHORT_ROW_CLASS in (tr.get("class") or "") for tr in article.iter("tr")]
+    assert marked == [False, True, True, False, False]
+
+
+def test_a_short_table_row_of_several_blocks_never_splits_across_pages():
+    rows = 12
+    for space in (520, 600, 680):  # three places of the page boundary inside the table
+        html = f"<section class='chapter'><div style='height: {space}pt'></div>{_table(map(_short_row, range(rows)))}"
+        doc = _render_marked(html + "</section>")
+        page = {name: i for i, p in enumerate(doc.pages) for name in p.anchors}
+        assert page["r0a"] < page[f"r{rows - 1}b"], f"the table does not straddle a page boundary at {space}pt"
+        assert [i for i in range(rows) if page[f"r{i}a"] != page[f"r{i}b"]] == [], space
+
+
+def test_a_row_of_many_blocks_taller_than_a_page_splits_with_the_header_on_every_page():
+    from pypdf import PdfReader
+
+    tall = "".join(f"<p>tall paragraph {i}</p>" for i in range(90))
+    rows = [f"<tr><td>first</td><td>{tall}</td></tr>", *(f"<tr><td>row {i}</td><td>v</td></tr>" for i in range(5))]
+    html = f"<section class='chapter'><div style='height: 600pt'></div>{_table(rows)}</section>"
+    texts = [p.extract_text() for p in PdfReader(io.BytesIO(_render_marked(html).write_pdf())).pages]
+    table_pages = [t for t in texts if "tall paragraph" in t or "row 4" in t]
+    assert len(table_pages) >= 3 and "tall paragraph 89" in "".join(texts)
+    assert [t for t in table_pages if "Header-A" not in t] == []
+
+
+def test_a_short_first_row_that_does_not_fit_moves_to_the_next_page_with_the_header():
+    from pypdf import PdfReader
+
+    html = f"<section class='chapter'><div style='height: 700pt'></div>{_table(map(_short_row, range(3)))}</section>"
+    doc = _render_marked(html)
+    page = {name: i for i, p in enumerate(doc.pages) for name in p.anchors}
+    assert page["r0a"] == page["r0b"] == 1
+    texts = [p.extract_text() for p in PdfReader(io.BytesIO(doc.write_pdf())).pages]
+    assert "Header-A" in texts[1] and "Header-A" not in texts[0]
 
 
 def test_a_heading_moves_to_the_next_page_with_the_paragraph_after_it():

@@ -751,3 +751,31 @@ def test_preemptible_job_on_sigterm_requeues_unless_cancelled(tmp_path: Path, ca
     assert requeued.exists() == requeue, result.stdout
     if requeue:
         assert requeued.read_text().split() == ["requeue", "4242"]
+
+
+# --------------------------------------------------------------------------- launcher environment
+
+# Every script that joins a process group, found by what it calls, so a new one is covered too.
+PROCESS_GROUP_SCRIPTS = sorted(p for p in SCRIPTS.glob("**/*.py") if "init_process_group(" in p.read_text())
+
+
+def test_an_incomplete_launcher_environment_is_one_error_line_not_a_traceback(tmp_path, monkeypatch, capsys):
+    require_torch()
+    assert len(PROCESS_GROUP_SCRIPTS) >= 9
+    for var in ("RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("WORLD_SIZE", "2")  # as if a launcher set some of its variables but not RANK
+    for script in PROCESS_GROUP_SCRIPTS:  # in this process: torch is imported once, not once per script
+        spec = importlib.util.spec_from_file_location(script.stem, script)
+        module = importlib.util.module_from_spec(spec)
+        monkeypatch.setattr(sys, "dont_write_bytecode", True)
+        spec.loader.exec_module(module)
+        args = ["save", str(tmp_path / "ckpt")] if script.name == "dcp_demo.py" else ["--backend", "gloo"]
+        try:
+            code = module.main(args)  # an exception other than SystemExit here is the traceback a reader sees
+        except SystemExit as exc:
+            code = exc.code
+        err = capsys.readouterr().err
+        assert code in (1, 2), (script.name, err)
+        last = err.strip().splitlines()[-1]
+        assert last.startswith("error:") and "RANK" in last, (script.name, err)

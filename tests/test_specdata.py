@@ -51,6 +51,37 @@ def test_a_sparse_figure_in_the_dense_column_is_caught(tmp_path):
     assert any("a sparse or per-package figure?" in str(e) for e in errors)
 
 
+def test_bf16_and_fp16_peaks_must_agree(tmp_path):
+    row = _accelerator()
+    row["dense_tflops"] = {**row["dense_tflops"], "bf16": 989.4, "fp16": 494.7}  # fp16 with FP32 accumulate
+    _, errors = _load(tmp_path, [row])
+    assert any("dense bf16 (989.4) and fp16 (494.7) differ; vendors quote them equal" in str(e) for e in errors)
+    row["dense_tflops"]["fp16"] = 989.5  # rounding, within 1%
+    assert _load(tmp_path, [row])[1] == []
+
+
+def _link(both):
+    return {
+        "name": "NVLink 4",
+        "kind": "intra-node",
+        "generation": "4",
+        "year": 2022,
+        "per_direction_gbps": 450,
+        "both_directions_gbps": both,
+        "unit_of_count": "per GPU",
+        "source": "https://example.org/",
+        "as_of": "2026-11-29",
+    }
+
+
+def test_the_arithmetic_checks_allow_1_percent_of_the_stated_figure(tmp_path):
+    assert _load(tmp_path, [_link(909)], "interconnects")[1] == []  # |909 - 900| = 9 <= 1% of 909
+    _, errors = _load(tmp_path, [_link(910)], "interconnects")  # |910 - 900| = 10 > 1% of 910
+    assert [e.message for e in errors] == [
+        "NVLink 4: row: Value error, both_directions_gbps (910.0) must be 2 x per_direction_gbps (450.0)"
+    ]
+
+
 def test_both_directions_must_be_twice_one_direction(tmp_path):
     row = {
         "name": "NVLink 4",

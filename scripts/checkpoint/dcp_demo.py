@@ -16,7 +16,7 @@ Usage:
     python dcp_demo.py load /tmp/ckpt/step_100          # one process: DCP warns that it loads without a group
 
 Requirements: PyTorch 2.6+ (FSDP2 `fully_shard`, `get_state_dict`), imported inside main() so --help works
-without it.  Exit codes: 0 done, 2 usage error.
+without it.  Exit codes: 0 done, 1 the process group could not start, 2 usage error.
 """
 
 from __future__ import annotations
@@ -42,9 +42,13 @@ def run(mode: str, path: str) -> None:
     from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
     from torch.distributed.fsdp import fully_shard
 
-    distributed = "RANK" in os.environ
+    distributed = "WORLD_SIZE" in os.environ  # set by torchrun, as the other scripts check
     if distributed:
-        dist.init_process_group("gloo")
+        try:
+            dist.init_process_group("gloo")
+        except (RuntimeError, ValueError) as exc:  # e.g. WORLD_SIZE set but not RANK or MASTER_ADDR
+            print(f"error: init_process_group failed: {exc}", file=sys.stderr)
+            raise SystemExit(1) from None
         rank, world = dist.get_rank(), dist.get_world_size()
     else:
         rank, world = 0, 1

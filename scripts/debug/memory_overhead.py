@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         record["increase"] = increases(stages)
         records = [None] * world_size if rank == 0 else None
         dist.gather_object(record, records, dst=0)
-    except RuntimeError as exc:
+    except (RuntimeError, ValueError) as exc:  # ValueError: WORLD_SIZE set but not RANK or MASTER_ADDR
         print(f"error: host={host} local_rank={local_rank}: {exc}", file=sys.stderr)
         return EXIT_FAIL
     del ballast

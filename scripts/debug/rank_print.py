@@ -139,16 +139,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.blocks < 1 or args.lines < 1 or args.delay < 0:
         parser.error("--blocks and --lines must be >= 1, --delay >= 0")
     setup_logging()
-    print0(f"{rank_prefix()} world size {os.environ.get('WORLD_SIZE', '1')}, lock {args.lock or default_lock_path()}")
+
+    def lock():
+        return contextlib.nullcontext() if args.no_lock else output_lock(args.lock)
+
     prefix = rank_prefix()
+    # Under the lock too: unlocked, rank 0's header can land inside another rank's block, even inside one
+    # of its lines (unbuffered output, PYTHONUNBUFFERED=1, writes a line's text and its newline separately).
+    with lock():
+        print0(f"{prefix} world size {os.environ.get('WORLD_SIZE', '1')}, lock {args.lock or default_lock_path()}")
     for block in range(args.blocks):
-        ctx = contextlib.nullcontext() if args.no_lock else output_lock(args.lock)
-        with ctx:
+        with lock():
             for line in range(args.lines):
                 # Separate, flushed writes with a pause: only the lock keeps them together.
                 print(f"{prefix} block {block} line {line}/{args.lines}", flush=True)
                 time.sleep(args.delay)
-    with contextlib.nullcontext() if args.no_lock else output_lock(args.lock):
+    with lock():
         logging.getLogger("rank_print").info("done")
     return 0
 

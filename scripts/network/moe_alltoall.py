@@ -25,7 +25,7 @@ Usage
 
 Requirements
     Python 3.9+, PyTorch with torch.distributed.  Launch with torchrun; with --backend nccl each rank
-    uses CUDA device LOCAL_RANK.  --experts must be divisible by the world size.
+    uses CUDA device LOCAL_RANK (0 when it sees one GPU).  --experts must be divisible by the world size.
 
 Exit codes
     0 every rank's combined output matched the reference; 1 a mismatch or a failed collective;
@@ -181,10 +181,18 @@ def main(argv: list[str] | None = None) -> int:
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     host = socket.gethostname()
     if backend == "nccl":
-        if not torch.cuda.is_available() or local_rank >= torch.cuda.device_count():
-            print(f"error: host={host}: --backend nccl needs CUDA device {local_rank}, none usable", file=sys.stderr)
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        # One GPU visible: a task bound to its GPU (srun --gpus-per-task=1), device 0 whatever its LOCAL_RANK;
+        # otherwise the node's GPUs, and this rank's is LOCAL_RANK.
+        index = 0 if count == 1 else local_rank
+        if index >= count:
+            print(
+                f"error: host={host}: --backend nccl needs CUDA device {index} (LOCAL_RANK={local_rank}), "
+                f"{count} visible",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
-        device = torch.device("cuda", local_rank)
+        device = torch.device("cuda", index)
         torch.cuda.set_device(device)
     else:
         device = torch.device("cpu")

@@ -201,10 +201,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_USAGE
     timeout = datetime.timedelta(seconds=args.timeout)
-    if "WORLD_SIZE" in os.environ:
-        dist.init_process_group(backend=backend, timeout=timeout)
-    else:
-        dist.init_process_group(backend=backend, store=dist.HashStore(), rank=0, world_size=1, timeout=timeout)
+    try:
+        if "WORLD_SIZE" in os.environ:
+            dist.init_process_group(backend=backend, timeout=timeout)
+        else:
+            dist.init_process_group(backend=backend, store=dist.HashStore(), rank=0, world_size=1, timeout=timeout)
+    except (RuntimeError, ValueError) as exc:  # e.g. WORLD_SIZE set but not RANK or MASTER_ADDR
+        print(f"error: LOCAL_RANK={local_rank}: init_process_group failed: {exc}", file=sys.stderr)
+        return EXIT_FAIL
     rank = dist.get_rank()
     cache_dir = args.cache_dir or os.path.join(
         tempfile.gettempdir(), f"main_process_first.{os.environ.get('TORCHELASTIC_RUN_ID', os.getpid())}"

@@ -17,6 +17,16 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, ValidationError, model_validator
 
 
+def _require_within_1pct(value: float, expected: float, scale: float, message: str) -> None:
+    """Raise ValueError(message) when value and expected differ by more than 1% of scale (same unit as both).
+
+    The one tolerance of the schemas' arithmetic checks: vendors round their figures, so an exact match would
+    refuse true rows, while a factor of 2 (per direction vs both, dense vs sparse) is far outside it.
+    """
+    if abs(value - expected) > 0.01 * scale:
+        raise ValueError(message)
+
+
 class Strict(BaseModel):
     """Unknown keys are errors: a typo in a field name must not silently drop a number."""
 
@@ -61,8 +71,9 @@ class Accelerator(Strict):
             a, b = getattr(t, low), getattr(t, high)
             if a is not None and b is not None and a < b:
                 raise ValueError(f"dense {low} ({a}) below dense {high} ({b}): a sparse or per-package figure?")
-        if t.bf16 is not None and t.fp16 is not None and abs(t.bf16 - t.fp16) > 0.01 * t.bf16:
-            raise ValueError(f"dense bf16 ({t.bf16}) and fp16 ({t.fp16}) differ; vendors quote them equal")
+        if t.bf16 is not None and t.fp16 is not None:
+            message = f"dense bf16 ({t.bf16}) and fp16 ({t.fp16}) differ; vendors quote them equal"
+            _require_within_1pct(t.fp16, t.bf16, t.bf16, message)
         return self
 
 
@@ -82,11 +93,9 @@ class Link(Strict):
 
     @model_validator(mode="after")
     def _both_is_twice_one(self) -> Link:
-        if abs(self.both_directions_gbps - 2 * self.per_direction_gbps) > 0.01 * self.both_directions_gbps:
-            raise ValueError(
-                f"both_directions_gbps ({self.both_directions_gbps}) must be 2 x per_direction_gbps "
-                f"({self.per_direction_gbps})"
-            )
+        both, one = self.both_directions_gbps, self.per_direction_gbps
+        message = f"both_directions_gbps ({both}) must be 2 x per_direction_gbps ({one})"
+        _require_within_1pct(both, 2 * one, both, message)
         return self
 
 
@@ -161,11 +170,11 @@ class HbmGeneration(Strict):
     @model_validator(mode="after")
     def _bandwidth_is_pins_times_rate(self) -> HbmGeneration:
         expected = self.max_pin_gbit * self.interface_bits / 8
-        if abs(self.per_stack_gbps - expected) > 0.01 * expected:
-            raise ValueError(
-                f"per_stack_gbps {self.per_stack_gbps} != {self.max_pin_gbit} Gb/s x {self.interface_bits} pins / 8 "
-                f"= {expected:.1f} GB/s"
-            )
+        message = (
+            f"per_stack_gbps {self.per_stack_gbps} != {self.max_pin_gbit} Gb/s x {self.interface_bits} pins / 8 "
+            f"= {expected:.1f} GB/s"
+        )
+        _require_within_1pct(self.per_stack_gbps, expected, expected, message)
         return self
 
 
@@ -219,11 +228,11 @@ class PowerClock(Strict):
         parts = (self.compute_units, self.dense_fp16_flop_per_clock_per_unit, self.boost_clock_mhz)
         if all(parts) and self.dense_fp16_tflops:
             derived = parts[0] * parts[1] * parts[2] * 1e6 / 1e12
-            if abs(derived - self.dense_fp16_tflops) > 0.01 * self.dense_fp16_tflops:
-                raise ValueError(
-                    f"{parts[0]} units x {parts[1]} FLOP/clock x {parts[2]} MHz = {derived:.1f} TFLOPS, "
-                    f"not dense_fp16_tflops {self.dense_fp16_tflops}"
-                )
+            message = (
+                f"{parts[0]} units x {parts[1]} FLOP/clock x {parts[2]} MHz = {derived:.1f} TFLOPS, "
+                f"not dense_fp16_tflops {self.dense_fp16_tflops}"
+            )
+            _require_within_1pct(self.dense_fp16_tflops, derived, self.dense_fp16_tflops, message)
         return self
 
 
@@ -248,11 +257,9 @@ class CloudNetwork(Strict):
 
     @model_validator(mode="after")
     def _fabric_is_nics_times_rate(self) -> CloudNetwork:
-        if abs(self.fabric_gbit - self.nic_count * self.nic_gbit) > 0.01 * self.fabric_gbit:
-            raise ValueError(
-                f"fabric_gbit {self.fabric_gbit} != {self.nic_count} NICs x {self.nic_gbit} Gb/s "
-                f"= {self.nic_count * self.nic_gbit}"
-            )
+        total = self.nic_count * self.nic_gbit
+        message = f"fabric_gbit {self.fabric_gbit} != {self.nic_count} NICs x {self.nic_gbit} Gb/s = {total}"
+        _require_within_1pct(self.fabric_gbit, total, self.fabric_gbit, message)
         return self
 
 

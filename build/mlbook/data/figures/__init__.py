@@ -11,11 +11,48 @@ import inspect
 import io
 from pathlib import Path
 
-from . import accelerators, collectives, memory, models, network, parallelism, storage, style, timeline, topology
+from . import (
+    accelerators,
+    bandwidth,
+    checkpointing,
+    collectives,
+    layers,
+    memory,
+    models,
+    network,
+    parallelism,
+    scaling,
+    schedules,
+    serving,
+    stability,
+    stepmemory,
+    storage,
+    style,
+    timeline,
+    topology,
+)
 from .figure import Figure
 
 # The figure families, one module per subject.
-FAMILIES = (accelerators, network, storage, models, parallelism, collectives, memory, timeline, topology)
+FAMILIES = (
+    accelerators,
+    network,
+    storage,
+    models,
+    parallelism,
+    collectives,
+    memory,
+    timeline,
+    topology,
+    layers,
+    schedules,
+    stepmemory,
+    serving,
+    scaling,
+    bandwidth,
+    checkpointing,
+    stability,
+)
 
 # Every figure by name; a family module holds the figures of one subject.
 FIGURES = {f.name: f for family in FAMILIES for f in family.FIGURES}

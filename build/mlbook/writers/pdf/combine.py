@@ -15,6 +15,7 @@ from ...html import article as articles
 from ...html import codestyle, links, offsite, svgimage, svglabels, tex
 from ...html.codewrap import drop_unstyled_spans, mark_split_runs, wrap_code
 from ...html.printable import make_printable
+from ...html.tablerows import mark_short_rows
 from ...options import Options
 from ...provenance import as_datetime
 
@@ -86,6 +87,7 @@ def chapter_section(book: Book, chapter: Chapter, options: Options, site_dir: Pa
     A chapter nested below level 2 gets its outline level inline (the stylesheet sets levels 1 to 3).
     """
     art = make_printable(articles.load(site_dir, chapter))
+    mark_short_rows(art)
     rewrite_chapter(book, chapter, art, options, site_dir)
     h1 = art.find(".//h1")
     if h1 is not None:

@@ -65,27 +65,10 @@ def render_html(source: str, base_url: str, roots: list, css: str | None = None,
     )
 
 
-# The date fontTools writes into every embedded font subset (its `head` table) is SOURCE_DATE_EPOCH, else the
-# clock: two renders of one book would differ in their fonts' bytes. A fixed date keeps a cached chunk and a
-# fresh one identical, whatever the commit's date.
-FONT_DATE_EPOCH = "315532800"  # 1980-01-01, the zip epoch the EPUB also uses
 # How render_chunk calls WeasyPrint, beyond the job itself: part of the chunk cache's key, so a chunk rendered
-# with other settings (before presentational hints or fixed font dates) is rendered again, never reused.
-RENDER_SETTINGS = f"presentational_hints=True;font_date={FONT_DATE_EPOCH}"
-
-
-@contextmanager
-def fixed_font_dates() -> Iterator[None]:
-    """Within the block, fontTools stamps subset fonts with FONT_DATE_EPOCH (the environment is restored after)."""
-    before = os.environ.get("SOURCE_DATE_EPOCH")
-    os.environ["SOURCE_DATE_EPOCH"] = FONT_DATE_EPOCH
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["SOURCE_DATE_EPOCH"]
-        else:
-            os.environ["SOURCE_DATE_EPOCH"] = before
+# with other settings (before presentational hints, or before fonts carried the book's date) is rendered again.
+# The date itself is the job's epoch, which the key holds too.
+RENDER_SETTINGS = "presentational_hints=True;font_date=epoch"
 
 
 @dataclass
