@@ -80,9 +80,38 @@ def pdf_link_actions(path: Path) -> list[dict[str, str]]:
     return out
 
 
+TEXT_CACHE = Path(__file__).resolve().parent.parent / ".cache" / "tests" / "pdf-text"
+
+
+def page_texts(path: Path) -> list[str]:
+    """The text layer of each page, as pypdf extracts it.
+
+    Extracting the real book's 1,200 pages takes minutes, and several tests (in several pytest-xdist workers)
+    read it: the first extraction is kept under .cache/tests/pdf-text/, keyed by the PDF's bytes and pypdf's
+    version, and a worker that asks meanwhile waits for it instead of extracting again.
+    """
+    import hashlib
+    import json
+
+    import pypdf
+    from filelock import FileLock
+
+    digest = hashlib.sha256(Path(path).read_bytes() + pypdf.__version__.encode()).hexdigest()[:32]
+    TEXT_CACHE.mkdir(parents=True, exist_ok=True)
+    stored = TEXT_CACHE / f"{digest}.json"
+    with FileLock(str(stored) + ".lock"):
+        if stored.is_file():
+            return json.loads(stored.read_text(encoding="utf-8"))
+        texts = [page.extract_text() or "" for page in PdfReader(str(path)).pages]
+        partial = stored.with_suffix(".partial")
+        partial.write_text(json.dumps(texts), encoding="utf-8")
+        partial.replace(stored)  # whole or absent, even if this run is killed
+        return texts
+
+
 def pdf_text(path: Path) -> str:
     """The text layer of every page."""
-    return "\n".join(page.extract_text() or "" for page in PdfReader(str(path)).pages)
+    return "\n".join(page_texts(path))
 
 
 def epub_nav(path: Path) -> list[tuple[int, str, str]]:

@@ -106,8 +106,9 @@ def test_no_code_line_or_table_cell_is_clipped_in_the_pdf(real_site, book):
             lines.pop()
         return "\n".join(lines)
 
-    pdf = PdfReader(str(real_site / "downloads" / "ml-engineering-book.pdf"))
-    text = norm("".join(body(p.extract_text() or "") for p in pdf.pages))
+    from inspect_outputs import page_texts
+
+    text = norm("".join(body(t) for t in page_texts(real_site / "downloads" / "ml-engineering-book.pdf")))
     missing, checked = [], 0
     for chapter in book.pages():
         art = article.load(real_site, chapter)
