@@ -226,3 +226,17 @@ def test_runbook_blocks_are_collected_at_their_yaml_lines():
     for block in blocks:
         assert block.path == collect.RUNBOOK and lines[block.line - 1].strip().startswith("code:"), block.where
     assert {b.source for b in blocks} == {e["command"]["code"] for e in entries}
+
+
+def test_sandbox_restarts_only_its_own_start_failure(monkeypatch, tmp_path):
+    """unshare's own error (no output of the block) is retried; a block's failure is returned at once."""
+    outputs = iter(["unshare: sigprocmask unblock failed: Invalid argument\n", "ran\n"])
+    monkeypatch.setattr(
+        sandbox, "_run_once", lambda *a: sandbox.Outcome(1 if "unshare" in (o := next(outputs)) else 0, o, 9)
+    )
+    assert sandbox.run(["true"], tmp_path, 9, {}).output == "ran\n"
+    calls = []
+    monkeypatch.setattr(sandbox, "_run_once", lambda *a: calls.append(a) or sandbox.Outcome(1, "boom\n", 9))
+    assert sandbox.run(["false"], tmp_path, 9, {}).output == "boom\n" and len(calls) == 1
+    monkeypatch.setattr(sandbox, "_run_once", lambda *a: calls.append(a) or sandbox.Outcome(1, "unshare: x\n", 9))
+    assert sandbox.run(["true"], tmp_path, 9, {}).returncode == 1 and len(calls) == 1 + sandbox.SETUP_ATTEMPTS

@@ -124,7 +124,33 @@ exec "$@"
 
 
 def run(argv: list[str], workdir: Path, timeout: float, env: dict[str, str], network: bool = False) -> Outcome:
-    """Run ``argv`` in the sandbox; at its end or at ``timeout`` seconds, kill every process it started."""
+    """Run ``argv`` in the sandbox; at its end or at ``timeout`` seconds, kill every process it started.
+
+    When the output is only unshare's own error, the run is started again, at most twice. util-linux
+    2.38's unshare prints ``unshare: sigprocmask unblock failed: Invalid argument`` when the namespace's
+    first process ended by a signal that it cannot re-raise (a number glibc keeps for itself); one CI run
+    saw it on three blocks that pass on every other run, with no output of the block's own. A block that
+    fails by itself prints something of its own and is never retried.
+    """
+    for _ in range(SETUP_ATTEMPTS - 1):
+        outcome = _run_once(argv, workdir, timeout, env, network)
+        if not _setup_failed(outcome):
+            return outcome
+        print(f"sandbox: {outcome.output.strip()}; starting it again", file=sys.stderr)
+    return _run_once(argv, workdir, timeout, env, network)
+
+
+SETUP_ATTEMPTS = 3
+
+
+def _setup_failed(outcome: Outcome) -> bool:
+    """True when the output is unshare's own error and nothing else (the block never started)."""
+    lines = outcome.output.strip().splitlines()
+    return outcome.returncode == 1 and bool(lines) and all(line.startswith("unshare: ") for line in lines)
+
+
+def _run_once(argv: list[str], workdir: Path, timeout: float, env: dict[str, str], network: bool) -> Outcome:
+    """One start of the sandbox (see run)."""
     assignments = [f"{key}={value}" for key, value in env.items()]
     user_cmd = ["runuser", "-u", USER, "--", "env", "-i", *assignments, *argv]
     nsfile = workdir / ".namespace"
