@@ -270,7 +270,7 @@ def test_hang_triage_dumps_every_rank_and_names_the_odd_one(tmp_path: Path):
     procs = start_ranks(tmp_path, [0, 1, 2], 3, slow_rank=1, TORCH_NCCL_DEBUG_INFO_TEMP_FILE=str(fr_prefix))
     try:
         out = tmp_path / "triage"
-        proc = run([sys.executable, HANG_TRIAGE, "--out", out, "--match", "fake_rank.py"], timeout=120)
+        proc = run([sys.executable, HANG_TRIAGE, "--out", out, "--match", str(tmp_path / "fake_rank.py")], timeout=120)
     finally:
         stop(procs)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -298,7 +298,8 @@ def test_hang_triage_triggers_flight_recorder_dumps(tmp_path: Path):
         while len(list(fr.glob("pipe_*.pipe"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         out = tmp_path / "t"
-        args = [sys.executable, HANG_TRIAGE, "--out", out, "--match", "fake_rank.py", "--trigger-fr", "--fr-wait", "1"]
+        mine = str(tmp_path / "fake_rank.py")  # the full path: other tests' ranks may run at the same time
+        args = [sys.executable, HANG_TRIAGE, "--out", out, "--match", mine, "--trigger-fr", "--fr-wait", "1"]
         proc = run(args, timeout=120)
     finally:
         stop(procs)
@@ -310,7 +311,8 @@ def test_hang_triage_names_the_missing_rank(tmp_path: Path):
     require_py_spy()
     procs = start_ranks(tmp_path, [0, 1, 3], 4, slow_rank=-1)  # rank 2 never started (or died)
     try:
-        proc = run([sys.executable, HANG_TRIAGE, "--out", tmp_path / "t", "--match", "fake_rank.py"], timeout=120)
+        mine = str(tmp_path / "fake_rank.py")  # the full path: other tests' ranks may run at the same time
+        proc = run([sys.executable, HANG_TRIAGE, "--out", tmp_path / "t", "--match", mine], timeout=120)
     finally:
         stop(procs)
     assert proc.returncode == 1, proc.stdout + proc.stderr

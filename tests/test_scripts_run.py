@@ -761,6 +761,11 @@ PROCESS_GROUP_SCRIPTS = sorted(p for p in SCRIPTS.glob("**/*.py") if "init_proce
 
 def test_an_incomplete_launcher_environment_is_one_error_line_not_a_traceback(tmp_path, monkeypatch, capsys):
     require_torch()
+    # The scripts whose positional arguments come first; the others take --backend.
+    SCRIPT_ARGS = {
+        "dcp_demo.py": ["save", str(tmp_path / "ckpt")],
+        "preempt_demo.py": [str(tmp_path / "preempt"), "4", "--backend", "gloo"],
+    }
     assert len(PROCESS_GROUP_SCRIPTS) >= 9
     for var in ("RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
         monkeypatch.delenv(var, raising=False)
@@ -770,7 +775,7 @@ def test_an_incomplete_launcher_environment_is_one_error_line_not_a_traceback(tm
         module = importlib.util.module_from_spec(spec)
         monkeypatch.setattr(sys, "dont_write_bytecode", True)
         spec.loader.exec_module(module)
-        args = ["save", str(tmp_path / "ckpt")] if script.name == "dcp_demo.py" else ["--backend", "gloo"]
+        args = SCRIPT_ARGS.get(script.name, ["--backend", "gloo"])
         try:
             code = module.main(args)  # an exception other than SystemExit here is the traceback a reader sees
         except SystemExit as exc:

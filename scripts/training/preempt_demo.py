@@ -60,12 +60,16 @@ def run(ckpt_dir: str, total_steps: int, check_every: int, step_s: float, backen
     import torch
     import torch.distributed as dist
 
-    if "RANK" not in os.environ:  # plain `python preempt_demo.py`: a world of one process
+    if "WORLD_SIZE" not in os.environ:  # plain `python preempt_demo.py`: a world of one process
         os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1")
         os.environ.setdefault("MASTER_PORT", "29511")
     if backend == "nccl":
-        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
-    dist.init_process_group(backend)
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    try:
+        dist.init_process_group(backend)
+    except (RuntimeError, ValueError) as exc:  # e.g. WORLD_SIZE set but not RANK or MASTER_ADDR
+        print(f"error: init_process_group failed: {exc}", file=sys.stderr)
+        return 1
     # With NCCL, the flag goes over a Gloo side group (a CPU tensor, no GPU synchronisation).
     ctl = dist.new_group(backend="gloo") if backend == "nccl" else dist.group.WORLD
     rank = dist.get_rank()
