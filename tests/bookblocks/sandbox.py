@@ -178,12 +178,17 @@ def _run_once(argv: list[str], workdir: Path, timeout: float, env: dict[str, str
             preexec_fn=_die_with_parent,  # noqa: PLW1509 - one prctl call, no locks taken
         )
         code: int | None = None
+        started = time.monotonic()
+        held: tuple[str, int] | None = None
         try:
-            code = proc.wait(timeout=timeout)
+            held = _hold_namespace(proc, nsfile)
+            code = proc.wait(timeout=max(0.0, timeout - (time.monotonic() - started)))
         except subprocess.TimeoutExpired:
             pass
         finally:
-            kill_namespace(nsfile)
+            if held is not None:
+                kill_namespace(held[0])
+                os.close(held[1])
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -211,16 +216,40 @@ def namespace_members(namespace: str) -> list[int]:
     return found
 
 
-def kill_namespace(nsfile: Path, wait: float = 10.0) -> None:
-    """Kill every process of the sandbox's PID namespace and wait (up to ``wait`` s) until none is left.
+def _hold_namespace(proc: subprocess.Popen, nsfile: Path, wait: float = 10.0) -> tuple[str, int] | None:
+    """(namespace, fd) of the run's PID namespace, held open by fd; None when the run ended before.
 
+    The kernel reuses a freed namespace's number at once, and pytest-xdist workers start sandboxes side by
+    side: a number read after the run could name another worker's sandbox, whose blocks would then be
+    killed. An open ``ns/pid`` file keeps the namespace, and so its number, ours until the fd is closed.
+    A namespace whose first process has ended has no process left to kill.
+    """
+    deadline = time.monotonic() + wait
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            namespace = nsfile.read_text().strip()
+            children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        except OSError:
+            namespace, children = "", []
+        for child in children if namespace else ():
+            try:
+                fd = os.open(f"/proc/{child}/ns/pid", os.O_RDONLY)
+            except OSError:
+                continue
+            if os.readlink(f"/proc/self/fd/{fd}") == namespace:
+                return namespace, fd
+            os.close(fd)
+        time.sleep(0.005)
+    return None
+
+
+def kill_namespace(namespace: str, wait: float = 10.0) -> None:
+    """Kill every process of the PID namespace ``namespace`` and wait (up to ``wait`` s) until none is left.
+
+    The caller holds the namespace open (see _hold_namespace), so the name cannot stand for another one.
     Killing the namespace's first process makes the kernel kill all the others, including those in
     nested namespaces; the loop also catches processes forked while the list was read.
     """
-    try:
-        namespace = nsfile.read_text().strip()
-    except OSError:
-        return
     deadline = time.monotonic() + wait
     while members := namespace_members(namespace):
         for pid in members:
