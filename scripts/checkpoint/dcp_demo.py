@@ -26,6 +26,15 @@ import os
 import sys
 
 
+def say(line: str) -> None:
+    """Print one line in a single write, so lines of ranks sharing one pipe never run together.
+
+    Under PYTHONUNBUFFERED, print() writes the text and the newline separately.
+    """
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def build():
     """The tiny model, the same on every rank (seeded): Linear(16, 32) -> ReLU -> Linear(32, 4)."""
     import torch
@@ -69,9 +78,7 @@ def run(mode: str, path: str) -> None:
         dcp.save(state, checkpoint_id=path)
         w = model_sd["0.weight"]
         local = w.to_local() if hasattr(w, "to_local") else w
-        print(
-            f"rank {rank}/{world} saved: 0.weight global {tuple(w.shape)}, local shard {tuple(local.shape)}", flush=True
-        )
+        say(f"rank {rank}/{world} saved: 0.weight global {tuple(w.shape)}, local shard {tuple(local.shape)}")
     else:
         model_sd, optim_sd = get_state_dict(model, opt)  # targets with the right shapes and sharding
         state = {"model": model_sd, "optim": optim_sd, "step": 0}
@@ -81,10 +88,9 @@ def run(mode: str, path: str) -> None:
         local = w.to_local() if hasattr(w, "to_local") else w
         m = state["optim"]["state"]["0.weight"]["exp_avg"]  # Adam first moment, also resharded
         full_w, full_m = (t.full_tensor() if hasattr(t, "full_tensor") else t for t in (w, m))
-        print(
+        say(
             f"rank {rank}/{world} loaded step={state['step']}: local 0.weight {tuple(local.shape)}, "
-            f"sum(weight)={full_w.double().sum().item():.6f} sum(exp_avg)={full_m.double().sum().item():.6f}",
-            flush=True,
+            f"sum(weight)={full_w.double().sum().item():.6f} sum(exp_avg)={full_m.double().sum().item():.6f}"
         )
     if distributed:
         dist.barrier()

@@ -58,6 +58,15 @@ TORCH_NOTE = (
 )
 
 
+def say(line: str) -> None:
+    """Print one line in a single write, so lines of ranks sharing one pipe never run together.
+
+    Under PYTHONUNBUFFERED, print() writes the text and the newline separately.
+    """
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def accepts_device_id(init_process_group) -> bool:
     """Return True when ``init_process_group`` takes a ``device_id`` argument (PyTorch 2.3 and newer)."""
     import inspect
@@ -422,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_FAIL
 
     rank, world_size = dist.get_rank(), dist.get_world_size()
-    print(describe(rank, local_rank, world_size, device), flush=True)
+    say(describe(rank, local_rank, world_size, device))
 
     try:
         value = torch.tensor([rank + 1], dtype=torch.int64, device=device)

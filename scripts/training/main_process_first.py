@@ -56,6 +56,15 @@ import time
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
+def say(line: str) -> None:
+    """Print one line in a single write, so lines of ranks sharing one pipe never run together.
+
+    Under PYTHONUNBUFFERED, print() writes the text and the newline separately.
+    """
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def cuda_device_index(local_rank: int, count: int) -> int:
     """Return the CUDA device index of this rank, given the ``count`` devices the process sees.
 
@@ -236,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
                 action = "wrote"
             end = time.time()
         record = {"rank": rank, "local_rank": local_rank, "action": action, "built_by": content["built_by"]}
-        print(json.dumps({**record, "start": start, "end": end}), flush=True)
+        say(json.dumps({**record, "start": start, "end": end}))
         if (action == "wrote") != is_main:
             print(f"error: rank {rank} {action} the cache, which the main process should have written", file=sys.stderr)
             code = EXIT_FAIL

@@ -40,6 +40,15 @@ import time
 requested: list[str] = []  # the handler only records; all work happens at a step boundary
 
 
+def say(line: str) -> None:
+    """Print one line in a single write, so lines of ranks sharing one pipe never run together.
+
+    Under PYTHONUNBUFFERED, print() writes the text and the newline separately.
+    """
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def on_signal(signum: int, frame) -> None:
     """Record the signal's name; the loop acts on it at the next check."""
     requested.append(signal.Signals(signum).name)
@@ -90,10 +99,7 @@ def run(ckpt_dir: str, total_steps: int, check_every: int, step_s: float, backen
         torch.save(state, path + ".tmp")
         os.replace(path + ".tmp", path)
     dist.barrier(group=ctl)
-    print(
-        f"rank {rank}: signals seen here {requested or 'none'}; saved at step {state['step']}, done={state['done']}",
-        flush=True,
-    )
+    say(f"rank {rank}: signals seen here {requested or 'none'}; saved at step {state['step']}, done={state['done']}")
     dist.destroy_process_group()
     return 0
 
