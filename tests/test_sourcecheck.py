@@ -74,3 +74,16 @@ def test_fenced_marks_code_lines_and_their_fences():
 
     lines = ["text", "```text", "/// figure | x", "```", "after", "````md", "```", "````"]
     assert fenced(lines) == [False, True, True, True, False, True, True, True]
+
+
+def test_an_emoji_shortcode_glued_to_words_is_reported_and_code_or_a_spaced_emoji_is_not():
+    # 'domain:bus:device' once printed a bus in the PDF; host:port:x is no emoji; a spaced :rocket: is meant.
+    assert messages("# T\n\nThe address as domain:bus:device.\n") == [
+        "book/x.md:3: emoji shortcode: ':bus:' touches a word, and the emoji extension draws it as an emoji; put "
+        "the text in backticks, or set the shortcode apart with spaces if the emoji is meant"
+    ]
+    assert messages("# T\n\nAs `domain:bus:device`, host:port:x, and :rocket: here.\n\n```\na:bus:b\n```\n") == []
+
+
+def test_an_unclosed_fence_is_reported_once_although_two_checks_walk_the_fences():
+    assert len(messages("# T\n\n```python\nx = 1\n")) == 1

@@ -1,7 +1,7 @@
 """Checks on the raw Markdown of a chapter, where line numbers are still known.
 
 Covers what rendering hides or swallows: invalid UTF-8, bad front matter, a missing title, skipped heading
-levels, unclosed code fences and included files that do not exist.
+levels, unclosed code fences, included files that do not exist, and emoji shortcodes glued to words.
 """
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+\S")
 # newlines, DEL, and the two noncharacters U+FFFE/U+FFFF.
 CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
 SNIPPET = re.compile(r'^\s*--8<--\s+"(?P<path>[^"]+)"\s*$')
+CODE_SPAN = re.compile(r"(`+).+?\1")
+# A shortcode with a letter or digit right before or after it: prose like 'domain:bus:device', where the emoji
+# extension draws ':bus:' as a bus. A shortcode meant as an emoji stands apart from the words around it.
+GLUED = re.compile(r"(?<=[A-Za-z0-9]):[a-z0-9_+-]+:|:[a-z0-9_+-]+:(?=[A-Za-z0-9])")
 
 
 def read_text(path: Path, source: str, reporter: Reporter) -> str | None:
@@ -46,6 +50,24 @@ def check(text: str, source: str, root: Path, reporter: Reporter) -> None:
     _headings(lines, body_start, source, reporter)
     _snippets(lines, source, root, reporter)
     _control_characters(lines, source, reporter)
+    _glued_emoji(lines, body_start, source, reporter)
+
+
+def _glued_emoji(lines: list[str], start: int, source: str, reporter: Reporter) -> None:
+    """Report an emoji shortcode glued to a word outside code (the emoji extension would draw it)."""
+    from pymdownx import twemoji_db  # the index of Material's twemoji set, which mkdocs.yml uses
+
+    for i, line in _outside_fences(lines, start, source, reporter):  # an unclosed fence is reported once
+        for match in GLUED.finditer(CODE_SPAN.sub("", line)):
+            code = match.group()
+            if code in twemoji_db.emoji or code in twemoji_db.aliases:
+                reporter.report(
+                    source,
+                    i + 1,
+                    "emoji shortcode",
+                    f"{code!r} touches a word, and the emoji extension draws it as an emoji; put the text in "
+                    "backticks, or set the shortcode apart with spaces if the emoji is meant",
+                )
 
 
 def _control_characters(lines: list[str], source: str, reporter: Reporter) -> None:
