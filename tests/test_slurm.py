@@ -101,6 +101,12 @@ class Cluster:
                 fields[key] = value
         return fields
 
+    def node_states(self) -> dict[str, str]:
+        """Each node's state as sinfo names it ('idle', 'mixed', 'drained', ...); {} when sinfo fails."""
+        proc = self.run("sinfo", "-h", "-N", "-o", "%N %T")
+        rows = [line.split() for line in proc.stdout.splitlines()] if proc.returncode == 0 else []
+        return {row[0]: row[1] for row in rows if len(row) == 2}
+
     def settle(self, timeout: float = 60) -> None:
         """Cancel every job, wait until none is left, and resume drained nodes: the next test finds an idle cluster.
 
@@ -111,8 +117,7 @@ class Cluster:
         if jobs:
             self.run("scancel", *jobs)
         wait_for(lambda: not self.run("squeue", "-h", "-o", "%A").stdout.split(), timeout, "the cancelled jobs to end")
-        rows = [line.split() for line in self.run("sinfo", "-h", "-N", "-o", "%N %T").stdout.splitlines()]
-        drained = [row[0] for row in rows if len(row) == 2 and row[1].startswith(("drain", "down"))]
+        drained = [node for node, state in self.node_states().items() if state.startswith(("drain", "down"))]
         if drained:
             self.run("scontrol", "update", f"nodename={','.join(drained)}", "state=resume")
 
@@ -332,9 +337,8 @@ def start_cluster(root: Path, munge_dir: Path, tools: dict[str, str]) -> Cluster
         subprocess.run([*python_visible(), *slurmd], check=True, timeout=30, env=env)
 
     def all_idle() -> bool:
-        proc = cluster.run("sinfo", "-h", "-N", "-o", "%N %T")
-        states = dict(line.split() for line in proc.stdout.splitlines() if line.strip())
-        return proc.returncode == 0 and all(states.get(node) == "idle" for node in ALL_NODES)
+        states = cluster.node_states()
+        return all(states.get(node) == "idle" for node in ALL_NODES)
 
     try:
         wait_for(all_idle, 30, "every node to report idle")
