@@ -10,6 +10,7 @@ from conftest import require_java
 from golden import check
 from inspect_outputs import NS, epub_files, epub_nav, epubcheck, parts_and_chapters
 from mlbook.book import Book
+from mlbook.html import article
 from mlbook.writers import epub as epub_writer
 from mlbook.writers import load_options
 from saved_site import copy
@@ -93,8 +94,6 @@ def test_chapter_documents_match_the_golden_files(epub):
 
 
 def test_each_page_is_parsed_once_for_its_document_and_the_contents(mini_site, epub, monkeypatch, tmp_path):
-    from mlbook.html import article
-
     book, real, loaded = Book.load(mini_site), article.load, []
 
     def counting(site_dir, chapter):
