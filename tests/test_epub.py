@@ -10,6 +10,7 @@ from conftest import require_java
 from golden import check
 from inspect_outputs import NS, epub_files, epub_nav, epubcheck, parts_and_chapters
 from mlbook.book import Book
+from mlbook.html import article
 from mlbook.writers import epub as epub_writer
 from mlbook.writers import load_options
 from saved_site import copy
@@ -90,3 +91,17 @@ def test_chapter_documents_match_the_golden_files(epub):
     assert len(names) == 6  # cover, nav and the four pages
     for name in names:
         check(f"mini/epub/{name.removeprefix('EPUB/')}", files[name].decode("utf-8"))
+
+
+def test_each_page_is_parsed_once_for_its_document_and_the_contents(mini_site, epub, monkeypatch, tmp_path):
+    book, real, loaded = Book.load(mini_site), article.load, []
+
+    def counting(site_dir, chapter):
+        loaded.append(chapter.src_uri)
+        return real(site_dir, chapter)
+
+    monkeypatch.setattr(article, "load", counting)
+    out = tmp_path / "out"
+    epub_writer.write(book, load_options(mini_site), mini_site, out)
+    assert sorted(loaded) == sorted(c.src_uri for c in book.pages())  # the contents reuse each page's headings
+    assert (out / epub.relative_to(mini_site)).read_bytes() == epub.read_bytes()  # and the EPUB is the same

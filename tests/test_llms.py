@@ -62,3 +62,42 @@ def test_without_a_site_url_links_are_relative_to_the_site_root(tmp_path):
     index, text = (site / "llms.txt").read_text(), (site / "llms-full.txt").read_text()
     assert "- [1.2 Beta](part-one/beta/): " in index and "(llms-full.txt)" in index
     assert "![A square](part-one/img/square.svg)" in text and "example.org" not in text + index
+
+
+def export(book, options, site):
+    """Write the Markdown export; return (count, llms.txt bytes, llms-full.txt bytes)."""
+    count = llms.write(book, options, site, site)
+    return count, (site / "llms.txt").read_bytes(), (site / "llms-full.txt").read_bytes()
+
+
+def test_only_a_changed_page_is_converted_again_and_the_export_is_a_cold_writes(tmp_path, monkeypatch):
+    site = copy(tmp_path)
+    book, options = Book.load(site), load_options(site)
+    cold = export(book, options, site)
+    options.cache_dir = str(tmp_path / "cache" / "pdf-chunks")
+    real, converted = llms.chapter_markdown, []
+
+    def counting(book, chapter, art, options):
+        converted.append(chapter.src_uri)
+        return real(book, chapter, art, options)
+
+    monkeypatch.setattr(llms, "chapter_markdown", counting)
+    export(book, options, site)  # fills the cache
+    assert len(converted) == len(book.pages())
+    chapter = book.pages()[1]
+    page = site / chapter.html_path
+    original = page.read_bytes()
+    page.write_bytes(original.replace(b"</article>", b"<p>One sentence the author added.</p></article>"))
+    converted.clear()
+    llms.write(book, options, site, site)
+    assert converted == [chapter.src_uri]
+    assert "One sentence the author added." in (site / "llms-full.txt").read_text()
+    page.write_bytes(original)
+    converted.clear()
+    again = export(book, options, site)
+    assert converted == [chapter.src_uri] and again == cold  # the edited build pruned the original's entry
+    entries = sorted((tmp_path / "cache" / "markdown-pages").iterdir())
+    entries[0].write_text("{cut sh", encoding="utf-8")
+    converted.clear()
+    damaged = export(book, options, site)
+    assert damaged == cold and len(converted) == 1  # a damaged entry is converted again, never trusted

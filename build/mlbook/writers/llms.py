@@ -8,6 +8,7 @@ Links point at the published site with a site_url, else at site paths relative t
 from __future__ import annotations
 
 import html
+import json
 import re
 from pathlib import Path
 from urllib.parse import quote
@@ -24,6 +25,7 @@ from ..html.description import first_paragraph
 from ..html.printable import make_printable
 from ..options import Options
 from .outputs import atomic_path
+from .pagecache import PageCache, folder, page_key
 from .registry import LLMS, LLMS_FULL
 
 BLANK_LINES = re.compile(r"\n{3,}")
@@ -187,15 +189,36 @@ def write(book: Book, options: Options, site_dir: Path, out_dir: Path) -> int:
     In llms-full.txt a section without an index page is a heading of its own (``# 4.2 Group``), as in the PDF.
     """
     described, pages = {}, []
+    cache = PageCache(folder(options, "markdown-pages"))
     for entry in book.walk():
         chapter = entry.page if isinstance(entry, Section) else entry
         if chapter is None:
             pages.append(f"# {entry.display_title}\n")
             continue
-        art = articles.load(site_dir, chapter)
-        described[chapter.src_uri] = _description(art)
-        pages.append(chapter_markdown(book, chapter, art, options))
+        described[chapter.src_uri], text = converted(book, chapter, options, Path(site_dir), cache)
+        pages.append(text)
+    cache.prune()
     for name, text in ((LLMS, index(book, options, described)), (LLMS_FULL, full(options, pages))):
         with atomic_path(Path(out_dir) / name) as tmp:
             tmp.write_text(text, encoding="utf-8")
     return len(book.pages())
+
+
+def converted(book: Book, chapter: Chapter, options: Options, site_dir: Path, cache: PageCache) -> tuple[str, str]:
+    """(description, Markdown) of one page: from the cache when its built HTML and the options are unchanged.
+
+    The conversion reads only the page's own built HTML, its entry of the book model and the options, which is
+    what the key holds (pagecache.page_key), so an unchanged page of an edited book is not converted again.
+    """
+    key = page_key("llms", chapter, (site_dir / chapter.html_path).read_bytes(), options)
+    try:
+        saved = json.loads(cache.get(key) or "null")
+    except ValueError:  # an entry cut short or damaged: convert again
+        saved = None
+    if isinstance(saved, dict) and {"description", "markdown"} <= saved.keys():
+        return saved["description"], saved["markdown"]
+    art = articles.load(site_dir, chapter)
+    description = _description(art)
+    text = chapter_markdown(book, chapter, art, options)
+    cache.put(key, json.dumps({"description": description, "markdown": text}))
+    return description, text

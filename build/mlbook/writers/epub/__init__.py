@@ -43,12 +43,13 @@ def build(book: Book, options: Options, site_dir: Path):
     css = epub.EpubItem(uid="style", file_name="style.css", media_type="text/css", content=epub_css())
     eb.add_item(css)
     images: dict[str, str] = {}
+    heads: dict[str, list] = {}  # each chapter's level-2 headings, read once for its XHTML and the contents
     items = []
     for entry in book.walk():
         page = entry.page if isinstance(entry, Section) else entry
         item = epub.EpubHtml(title=entry.display_title, file_name=file_name(page or entry), lang=options.language)
         if page is not None:
-            item.content = chapter_html(book, page, options, site_dir, images)
+            item.content = chapter_html(book, page, options, site_dir, images, heads)
         else:
             item.content = section_html(entry)
         item.add_item(css)
@@ -64,7 +65,7 @@ def build(book: Book, options: Options, site_dir: Path):
             data = _printable_svg(data)
         mtype = mimetypes.guess_type(site_path)[0] or "application/octet-stream"
         eb.add_item(epub.EpubItem(uid=f"img-{len(eb.items)}", file_name=packaged, media_type=mtype, content=data))
-    eb.toc = toc(book.items, site_dir, (f"nav-{n}" for n in itertools.count(1)))
+    eb.toc = toc(book.items, site_dir, (f"nav-{n}" for n in itertools.count(1)), heads)
     eb.add_item(epub.EpubNcx())
     eb.add_item(epub.EpubNav())
     eb.spine = ["cover", "nav", *items]

@@ -105,9 +105,18 @@ def _document(title: str, body: lhtml.HtmlElement) -> str:
     return lhtml.tostring(E.HTML(E.HEAD(E.TITLE(title)), body), encoding="unicode")
 
 
-def chapter_html(book: Book, chapter: Chapter, options: Options, site_dir: Path, images: dict) -> str:
-    """The chapter's XHTML document body; the images it shows are added to images (site path -> packaged name)."""
-    art = make_printable(articles.load(site_dir, chapter))
+def chapter_html(
+    book: Book, chapter: Chapter, options: Options, site_dir: Path, images: dict, heads: dict | None = None
+) -> str:
+    """The chapter's XHTML document body; the images it shows are added to images (site path -> packaged name).
+
+    heads, when given, receives the chapter's level-2 headings (src_uri -> (id, text) list) for toc, which
+    then need not parse the page a second time.
+    """
+    art = articles.load(site_dir, chapter)
+    if heads is not None:
+        heads[chapter.src_uri] = articles.headings(art, 2)
+    art = make_printable(art)
     svglabels.convert_inline(art)  # what cannot be converted was reported when the page was built
     _rewrite(book, chapter, art, options, images)
     _mark_footnotes(art)
@@ -127,31 +136,34 @@ def section_html(section: Section) -> str:
     return _document(section.display_title, E.BODY(E.H1(section.display_title, id="title")))
 
 
-def _headings(chapter: Chapter, site_dir: Path, uids) -> list:
-    """Nav links to the chapter's level-2 sections."""
-    art = articles.load(site_dir, chapter)
+def _headings(chapter: Chapter, site_dir: Path, uids, heads: dict) -> list:
+    """Nav links to the chapter's level-2 sections (from heads when chapter_html recorded them)."""
+    found = heads.get(chapter.src_uri)
+    if found is None:
+        found = articles.headings(articles.load(site_dir, chapter), 2)
     return [
         epub.Link(f"{file_name(chapter)}#{ids.element_id(hid)}", text, next(uids))
-        for hid, text in articles.headings(art, 2)
+        for hid, text in found
         if hid and text
     ]
 
 
-def toc(entries: list[Entry], site_dir: Path, uids) -> list:
+def toc(entries: list[Entry], site_dir: Path, uids, heads: dict | None = None) -> list:
     """The EPUB's table of contents for entries, nested as the nav; a chapter's level-2 sections come beneath it.
 
     A part (a Section) lists its chapters only: the headings of its index page would sit among the chapters
     as if they were chapters, so the part's own link leads to that page instead. uids yields the ids of the
     NCX entries (unique XML names). An entry with nothing beneath it is a plain link, never a section with an
-    empty list (an empty ``<ol/>`` is invalid in nav.xhtml).
+    empty list (an empty ``<ol/>`` is invalid in nav.xhtml). heads: the headings chapter_html recorded.
     """
+    heads = {} if heads is None else heads
     out = []
     for entry in entries:
         page = entry.page if isinstance(entry, Section) else entry
         if isinstance(entry, Section):
-            subs = toc(entry.children, site_dir, uids)
+            subs = toc(entry.children, site_dir, uids, heads)
         else:
-            subs = _headings(page, site_dir, uids) if page else []
+            subs = _headings(page, site_dir, uids, heads) if page else []
         href = file_name(page or entry)
         uid = next(uids)
         if subs:
