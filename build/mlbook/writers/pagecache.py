@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..book import Chapter
 from ..options import Options
+from .keyedfiles import KeyedFiles
 from .reuse import environment
 
 
@@ -27,40 +28,20 @@ def page_key(kind: str, chapter: Chapter, page_bytes: bytes, options: Options) -
     return h.hexdigest()
 
 
-class PageCache:
+class PageCache(KeyedFiles):
     """Converted pages on disk by key (nothing stored or found when folder is empty)."""
 
     def __init__(self, folder: str | Path) -> None:
-        self.folder = Path(folder) if folder else None
-        self.used: set[str] = set()
+        super().__init__(folder, ".txt")
 
     def get(self, key: str) -> str | None:
         """The stored text of the key, or None."""
-        if self.folder is None:
-            return None
-        self.used.add(key)
-        path = self.folder / f"{key}.txt"
-        try:
-            return path.read_text(encoding="utf-8")
-        except OSError:
-            return None
+        data = self.read(key)
+        return None if data is None else data.decode("utf-8", errors="replace")
 
     def put(self, key: str, text: str) -> None:
-        """Store the text under the key (written to a temporary name first, so a reader never sees half)."""
-        if self.folder is None:
-            return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.used.add(key)
-        tmp = self.folder / f"{key}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(self.folder / f"{key}.txt")
-
-    def prune(self) -> None:
-        """Delete every entry this build did not use."""
-        if self.folder is not None and self.folder.is_dir():
-            for path in self.folder.glob("*.txt"):
-                if path.stem not in self.used:
-                    path.unlink()
+        """Store the text under the key."""
+        self.write(key, text.encode("utf-8"))
 
 
 def folder(options: Options, name: str) -> str:

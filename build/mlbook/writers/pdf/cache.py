@@ -10,6 +10,7 @@ from urllib.parse import unquote
 
 import weasyprint
 
+from ..keyedfiles import KeyedFiles
 from .render import RENDER_SETTINGS, Rendered
 
 FILE_URI = re.compile(r'src="file://([^"]+)"')
@@ -18,12 +19,11 @@ FILE_URI = re.compile(r'src="file://([^"]+)"')
 FORMAT = f"{Rendered.__module__}.{Rendered.__qualname__}"
 
 
-class ChunkCache:
+class ChunkCache(KeyedFiles):
     """Rendered chunks on disk, keyed by a hash of everything the render reads; unused entries are pruned."""
 
     def __init__(self, folder: str) -> None:
-        self.folder = Path(folder) if folder else None
-        self.used: set[str] = set()
+        super().__init__(folder, ".pickle")
 
     def key(self, job: tuple) -> str:
         """sha256 of the job (HTML, CSS, roots, identifier, epoch), embedded files, WeasyPrint version, settings."""
@@ -41,27 +41,10 @@ class ChunkCache:
 
     def get(self, job: tuple) -> Rendered | None:
         """The cached result of the job, or None."""
-        if self.folder is None:
-            return None
-        key = self.key(job)
-        self.used.add(key)
-        path = self.folder / f"{key}.pickle"
-        return pickle.loads(path.read_bytes()) if path.is_file() else None
+        data = self.read(self.key(job)) if self.folder is not None else None
+        return pickle.loads(data) if data is not None else None
 
     def put(self, job: tuple, result: Rendered) -> None:
         """Store a clean result (one with problems is never cached)."""
-        if self.folder is None or result.problems:
-            return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        key = self.key(job)
-        self.used.add(key)
-        tmp = self.folder / f"{key}.tmp"
-        tmp.write_bytes(pickle.dumps(result))
-        tmp.replace(self.folder / f"{key}.pickle")
-
-    def prune(self) -> None:
-        """Delete every entry this build did not use."""
-        if self.folder is not None and self.folder.is_dir():
-            for path in self.folder.glob("*.pickle"):
-                if path.stem not in self.used:
-                    path.unlink()
+        if self.folder is not None and not result.problems:
+            self.write(self.key(job), pickle.dumps(result))
