@@ -87,3 +87,19 @@ def test_an_emoji_shortcode_glued_to_words_is_reported_and_code_or_a_spaced_emoj
 
 def test_an_unclosed_fence_is_reported_once_although_two_checks_walk_the_fences():
     assert len(messages("# T\n\n```python\nx = 1\n")) == 1
+
+
+# facelessuser/pymdown-extensions#1682: the build runs snippets with check_paths off, so a file missing from inside
+# an included file was dropped without a word; the check follows every include and names the chapter's line.
+def test_a_file_missing_inside_an_included_file_is_reported_at_the_chapters_include(tmp_path):
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts/a.md").write_text('Intro of a.\n\n--8<-- "parts/b.md"\n--8<-- "parts/gone.md"\n')
+    (tmp_path / "parts/b.md").write_text('B.\n--8<-- "parts/deeper-gone.md"\n--8<-- "parts/a.md"\n')
+    (tmp_path / "code.py").write_text("x = 1\ny = 2\n")
+    text = '# T\n\nText.\n\n--8<-- "parts/a.md"\n\n```python\n--8<-- "code.py:1:1"\n```\n'
+    hint = "paths are relative to the repository root"
+    assert messages(text, root=tmp_path) == [
+        f"book/x.md:5: missing snippet: 'parts/deeper-gone.md' does not exist (included from parts/b.md:2 via "
+        f"parts/a.md:3); {hint}",
+        f"book/x.md:5: missing snippet: 'parts/gone.md' does not exist (included from parts/a.md:4); {hint}",
+    ]

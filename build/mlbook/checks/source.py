@@ -20,6 +20,9 @@ HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+\S")
 # newlines, DEL, and the two noncharacters U+FFFE/U+FFFF.
 CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
 SNIPPET = re.compile(r'^\s*--8<--\s+"(?P<path>[^"]+)"\s*$')
+# A line range (:3:9, :3:9,12:) or a section name (:intro) after an included file's path.
+SNIPPET_PART = re.compile(r"(?::-?[0-9]*){1,2}(?:,-?[0-9]*(?::-?[0-9]*)?)*$|:[a-z][-_0-9a-z]*$", re.I)
+SNIPPET_DEPTH = 20  # includes nested deeper than this are not followed
 CODE_SPAN = re.compile(r"(`+).+?\1")
 # A shortcode with a letter or digit right before or after it: prose like 'domain:bus:device', where the emoji
 # extension draws ':bus:' as a bus. A shortcode meant as an emoji stands apart from the words around it.
@@ -162,12 +165,58 @@ def _headings(lines: list[str], start: int, source: str, reporter: Reporter) -> 
 
 
 def _snippets(lines: list[str], source: str, root: Path, reporter: Reporter) -> None:
-    for i, line in enumerate(lines):
-        match = SNIPPET.match(line)
-        if match and not (Path(root) / match["path"]).is_file():
+    """Report each included file that does not exist, and each one missing from inside an included file.
+
+    The snippets extension runs with check_paths off (its own error is a traceback), so it drops a missing file
+    silently at any depth (facelessuser/pymdown-extensions#1682 for the nested case): every include is followed
+    here, and a missing one is reported at the chapter line whose include leads to it.
+    """
+    hint = "paths are relative to the repository root"
+    for i, path in _includes(lines):
+        target = _snippet_file(Path(root), path)
+        if target is None:
+            reporter.report(source, i + 1, "missing snippet", f"'{path}' does not exist; {hint}")
+            continue
+        for missing, chain in _nested_missing(Path(root), target, [path]):
             reporter.report(
                 source,
                 i + 1,
                 "missing snippet",
-                f"'{match['path']}' does not exist; paths are relative to the repository root",
+                f"'{missing}' does not exist (included from {' via '.join(reversed(chain))}); {hint}",
             )
+
+
+def _includes(lines: list[str]) -> Iterator[tuple[int, str]]:
+    """(index, path) of each inline include (--8<-- "path") of the lines."""
+    for i, line in enumerate(lines):
+        match = SNIPPET.match(line)
+        if match:
+            yield i, match["path"]
+
+
+def _snippet_file(root: Path, path: str) -> Path | None:
+    """The file an include names (a trailing line range or section name, file.py:3:9 or file.md:intro, allowed)."""
+    for candidate in (path, SNIPPET_PART.sub("", path)):
+        if candidate and (root / candidate).is_file():
+            return root / candidate
+    return None
+
+
+def _nested_missing(
+    root: Path, target: Path, chain: list[str], seen: frozenset[Path] = frozenset()
+) -> Iterator[tuple[str, list[str]]]:
+    """(missing path, [include, file:line, ...]) for each missing include inside target, at any depth."""
+    seen = seen | {target.resolve()}
+    try:
+        text = target.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    if "8<" not in text or len(seen) > SNIPPET_DEPTH:
+        return
+    for i, path in _includes(text.split("\n")):
+        here = [*chain[:-1], f"{chain[-1]}:{i + 1}"]
+        inner = _snippet_file(root, path)
+        if inner is None:
+            yield path, here
+        elif inner.resolve() not in seen:  # an include cycle: the extension skips the repeat too
+            yield from _nested_missing(root, inner, [*here, path], seen)
