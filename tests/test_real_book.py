@@ -199,7 +199,11 @@ def _data_counts() -> tuple[list[str], list[tuple[str, str]]]:
     """(every problem id in book/data/problems/, every runbook entry's (id, title)) from the YAML itself."""
     import yaml
 
-    problems = [p["id"] for f in sorted((ROOT / "book" / "data" / "problems").glob("*.yaml")) for p in yaml.safe_load(f.read_text())]
+    problems = [
+        p["id"]
+        for f in sorted((ROOT / "book" / "data" / "problems").glob("*.yaml"))
+        for p in yaml.safe_load(f.read_text())
+    ]
     entries = yaml.safe_load((ROOT / "book" / "data" / "runbook.yaml").read_text())["entries"]
     return problems, [(e["id"], e["title"]) for e in entries]
 
@@ -230,7 +234,9 @@ def test_every_problem_and_runbook_entry_reaches_all_three_editions(real_site):
         root = lhtml.fromstring(text)
         site_ids |= {h.get("id") for h in root.iter("h3") if h.get("id")}
         answers_shown += sum("Answer to problem" in (s.text_content() or "") for s in root.iter("summary"))
-    assert wanted_problems <= site_ids and wanted_runbook <= site_ids, sorted((wanted_problems | wanted_runbook) - site_ids)[:5]
+    assert wanted_problems <= site_ids and wanted_runbook <= site_ids, sorted(
+        (wanted_problems | wanted_runbook) - site_ids
+    )[:5]
     assert answers_shown == len(problem_ids)
     # The site search finds every runbook symptom (Material indexes each h3 as its own section).
     import json
