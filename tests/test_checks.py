@@ -174,7 +174,9 @@ def _no_trailing_slash(root):
 def _snippet_section(root):
     # facelessuser/pymdown-extensions#1946: a missing section printed nothing.
     (root / "scripts" / "hello.sh").write_text("# --8<-- [start:greet]\necho hi\n# --8<-- [end:greet]\n")
-    line = append(root / BETA, '\n```bash\n--8<-- "scripts/hello.sh:greet"\n```\n\n```bash\n--8<-- "scripts/hello.sh:bye"\n```\n')
+    line = append(
+        root / BETA, '\n```bash\n--8<-- "scripts/hello.sh:greet"\n```\n\n```bash\n--8<-- "scripts/hello.sh:bye"\n```\n'
+    )
     return (
         f"{BETA}:{line + 6}: missing snippet section: 'scripts/hello.sh' has no section 'bye'; mark it with "
         "'--8<-- [start:bye]' and '--8<-- [end:bye]'"

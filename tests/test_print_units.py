@@ -224,7 +224,8 @@ def test_a_heading_moves_to_the_next_page_with_the_paragraph_after_it():
 @pytest.mark.parametrize(
     "svg",
     [
-        '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="30"><text x="2" y="20">Rocket \U0001f680 label</text></svg>',
+        '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="30">'
+        '<text x="2" y="20">Rocket \U0001f680 label</text></svg>',
         '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="30" text-anchor="middle">'
         '<text x="100" y="20">Rocket centred label</text></svg>',
     ],

@@ -198,7 +198,8 @@ def _snippet_problem(path: str, root: Path, seen: set[Path]) -> tuple[str, str] 
     if section and not re.search(rf"-+8<-+\s+\[\s*start\s*:\s*{re.escape(section)}\s*\]", text, re.I):
         return (
             "missing snippet section",
-            f"'{name}' has no section '{section}'; mark it with '--8<-- [start:{section}]' and '--8<-- [end:{section}]'",
+            f"'{name}' has no section '{section}'; "
+            f"mark it with '--8<-- [start:{section}]' and '--8<-- [end:{section}]'",
         )
     if spans:
         for span in spans.lstrip(":").split(","):
