@@ -442,8 +442,8 @@ def case_a_file_missing_inside_an_included_file(c: Corpus):
     c.write("defects/nested.md", '# Nested include\n\nBefore.\n\n--8<-- "snips/outer.md"\n\nAfter.\n')
     c.nav += ["      - Nested include: defects/nested.md"]
     return [
-        "book/defects/nested.md:5: missing snippet: 'snips/not-there.md' does not exist (included from "
-        "snips/outer.md:3); paths are relative to the repository root"
+        "book/defects/nested.md:5: missing snippet: included by 'snips/outer.md': 'snips/not-there.md' does not "
+        "exist; paths are relative to the repository root"
     ]
 
 

@@ -267,3 +267,25 @@ def test_a_heading_moves_to_the_next_page_with_the_paragraph_after_it():
             assert found["late"] == found["after"], space
             return
     raise AssertionError("the paragraph never left the first page")
+
+
+# -- SVG text WeasyPrint once dropped (Kozea/WeasyPrint#2683: an emoji in an SVG <text> failed the whole drawing;
+# #2381: text-anchor on the <svg> element did). Held by the pinned WeasyPrint; these guard an upgrade.
+
+
+@pytest.mark.parametrize(
+    "svg",
+    [
+        '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="30">'
+        '<text x="2" y="20">Rocket \U0001f680 label</text></svg>',
+        '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="30" text-anchor="middle">'
+        '<text x="100" y="20">Rocket centred label</text></svg>',
+    ],
+    ids=["emoji-in-text", "text-anchor-on-svg"],
+)
+def test_svg_text_with_an_emoji_or_a_root_text_anchor_prints(svg):
+    from pypdf import PdfReader
+
+    html = f"<section class='chapter'><p>Before.</p>{svg}<p>After.</p></section>"
+    text = PdfReader(io.BytesIO(render.render_html(html, "file:///", []).write_pdf())).pages[0].extract_text()
+    assert "Rocket" in text and "label" in text and "After." in text

@@ -19,10 +19,11 @@ HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+\S")
 # Characters XML 1.0 (so XHTML and the EPUB) cannot hold, and HTML calls parse errors: C0 controls but tab and
 # newlines, DEL, and the two noncharacters U+FFFE/U+FFFF.
 CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
-SNIPPET = re.compile(r'^\s*--8<--\s+"(?P<path>[^"]+)"\s*$')
-# A line range (:3:9, :3:9,12:) or a section name (:intro) after an included file's path.
-SNIPPET_PART = re.compile(r"(?::-?[0-9]*){1,2}(?:,-?[0-9]*(?::-?[0-9]*)?)*$|:[a-z][-_0-9a-z]*$", re.I)
-SNIPPET_DEPTH = 20  # includes nested deeper than this are not followed
+SNIPPET = re.compile(r"""^\s*-+8<-+\s+(?P<q>["'])(?P<path>.+?)(?P=q)\s*$""")
+# What follows a snippet's file, as pymdownx.snippets reads it: ':name' (a section) or ':3:5,8:' (line ranges).
+SNIPPET_TARGET = re.compile(
+    r"^(?P<file>.*?)(?::(?P<section>[A-Za-z][-_0-9A-Za-z]*)|(?P<lines>(?::-?[0-9]*){1,2}(?:,-?[0-9]*(?::-?[0-9]*)?)*))?$"
+)
 CODE_SPAN = re.compile(r"(`+).+?\1")
 # A shortcode with a letter or digit right before or after it: prose like 'domain:bus:device', where the emoji
 # extension draws ':bus:' as a bus. A shortcode meant as an emoji stands apart from the words around it.
@@ -165,58 +166,56 @@ def _headings(lines: list[str], start: int, source: str, reporter: Reporter) -> 
 
 
 def _snippets(lines: list[str], source: str, root: Path, reporter: Reporter) -> None:
-    """Report each included file that does not exist, and each one missing from inside an included file.
+    """Report an included file, section or line that is not there, following includes inside included files.
 
-    The snippets extension runs with check_paths off (its own error is a traceback), so it drops a missing file
-    silently at any depth (facelessuser/pymdown-extensions#1682 for the nested case): every include is followed
-    here, and a missing one is reported at the chapter line whose include leads to it.
+    The plugin turns pymdownx.snippets' own check off (its error is a traceback without the chapter's line), so
+    everything that check did is done here: a file written with ':section' or ':3:5' after it is the file, not a
+    missing 'file:section' (pymdown-extensions#1946: a missing section printed nothing, silently), and a missing
+    file included by an included file is reported at the chapter's line that led to it (#1682).
     """
-    hint = "paths are relative to the repository root"
-    for i, path in _includes(lines):
-        target = _snippet_file(Path(root), path)
-        if target is None:
-            reporter.report(source, i + 1, "missing snippet", f"'{path}' does not exist; {hint}")
-            continue
-        for missing, chain in _nested_missing(Path(root), target, [path]):
-            reporter.report(
-                source,
-                i + 1,
-                "missing snippet",
-                f"'{missing}' does not exist (included from {' via '.join(reversed(chain))}); {hint}",
-            )
-
-
-def _includes(lines: list[str]) -> Iterator[tuple[int, str]]:
-    """(index, path) of each inline include (--8<-- "path") of the lines."""
     for i, line in enumerate(lines):
         match = SNIPPET.match(line)
-        if match:
-            yield i, match["path"]
+        if match and not match["path"].startswith(";"):
+            problem = _snippet_problem(match["path"], Path(root), set())
+            if problem:
+                reporter.report(source, i + 1, *problem)
 
 
-def _snippet_file(root: Path, path: str) -> Path | None:
-    """The file an include names (a trailing line range or section name, file.py:3:9 or file.md:intro, allowed)."""
-    for candidate in (path, SNIPPET_PART.sub("", path)):
-        if candidate and (root / candidate).is_file():
-            return root / candidate
-    return None
-
-
-def _nested_missing(
-    root: Path, target: Path, chain: list[str], seen: frozenset[Path] = frozenset()
-) -> Iterator[tuple[str, list[str]]]:
-    """(missing path, [include, file:line, ...]) for each missing include inside target, at any depth."""
-    seen = seen | {target.resolve()}
+def _snippet_problem(path: str, root: Path, seen: set[Path]) -> tuple[str, str] | None:
+    """(kind, detail) of what is wrong with one include, or None; includes in the included file are followed."""
+    target = SNIPPET_TARGET.match(path)
+    name, section, spans = target["file"], target["section"], target["lines"]
+    if name.lower().startswith(("http://", "https://")):
+        return None  # the build never fetches; the URL stays as written
+    file = root / name
+    if not file.is_file():
+        return "missing snippet", f"'{name}' does not exist; paths are relative to the repository root"
     try:
-        text = target.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return
-    if "8<" not in text or len(seen) > SNIPPET_DEPTH:
-        return
-    for i, path in _includes(text.split("\n")):
-        here = [*chain[:-1], f"{chain[-1]}:{i + 1}"]
-        inner = _snippet_file(root, path)
-        if inner is None:
-            yield path, here
-        elif inner.resolve() not in seen:  # an include cycle: the extension skips the repeat too
-            yield from _nested_missing(root, inner, [*here, path], seen)
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return "missing snippet", f"'{name}' cannot be read as UTF-8 text"
+    body = text.split("\n")
+    if section and not re.search(rf"-+8<-+\s+\[\s*start\s*:\s*{re.escape(section)}\s*\]", text, re.I):
+        return (
+            "missing snippet section",
+            f"'{name}' has no section '{section}'; "
+            f"mark it with '--8<-- [start:{section}]' and '--8<-- [end:{section}]'",
+        )
+    if spans:
+        for span in spans.lstrip(":").split(","):
+            first = span.split(":")[0]
+            if first.isdigit() and int(first) > len(text.splitlines()):
+                return (
+                    "missing snippet lines",
+                    f"'{name}' has {len(text.splitlines())} lines; line {first} of '{path}' is past its end",
+                )
+    if file.resolve() in seen:
+        return None
+    seen = seen | {file.resolve()}
+    for line in body:
+        match = SNIPPET.match(line)
+        if match and not match["path"].startswith(";"):
+            inner = _snippet_problem(match["path"], root, seen)
+            if inner:
+                return inner[0], f"included by '{name}': {inner[1]}"
+    return None
