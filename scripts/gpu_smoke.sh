@@ -78,6 +78,9 @@ ENTRIES=(
   "training/main_process_first.py|nccl|--backend nccl --work-s 0.2 --cache-dir {tmp}|--backend gloo --work-s 0.2 --cache-dir {tmp}|."
   "training/dataloader_bench.py|cuda pin_memory|--device cuda --workers 0,2 --pin-memory 0,1 --batches 10 --batch-size 32|--device cpu --workers 0 --batches 3 --batch-size 8|."
   "compute/numa_bind.py|nvidia-smi|--dry-run|--dry-run --numa-node 0|."
+  "training/tiny_llama.py|cuda bf16|--device cuda --dtype bf16 --steps 3|--device cpu --steps 2|."
+  "training/preempt_demo.py|nccl|{tmp} 4 --step-s 0.01 --backend nccl|{tmp} 4 --step-s 0.01|."
+  "training/env_record.py|cuda|--out {tmp}|--out {tmp}|\"torch_cuda\"|"
 )
 NOT_RUN=(
   "every NCCL script at world size > 1: torchrun --nproc_per_node=8 (collective_bench send_recv needs 2 ranks)"

@@ -140,7 +140,54 @@ def _no_title(root):
     return f"{BETA}:3: missing title: the first heading must be the chapter title, a single '# Title' line"
 
 
+# Failure kinds reported publicly (issue 24, item 7); each names its thread.
+
+
+def _absolute_image(root):
+    # zhaoterryy/mkdocs-pdf-export-plugin#92: '/img/x.png' had no base to resolve against.
+    line = append(root / BETA, "\n![A square](/part-one/img/square.svg)\n")
+    return (
+        f"{BETA}:{line + 1}: absolute path: '/part-one/img/square.svg' is written from the site's root and breaks "
+        "when the site is served under a path or opened from disk; write it relative to the chapter: "
+        "'img/square.svg'"
+    )
+
+
+def _absolute_link(root):
+    line = append(root / BETA, "\nSee [alpha](/part-one/alpha/#summary).\n")
+    return (
+        f"{BETA}:{line + 1}: absolute path: '/part-one/alpha/#summary' is written from the site's root and breaks "
+        "when the site is served under a path or opened from disk; write it relative to the chapter: "
+        "'alpha.md#summary'"
+    )
+
+
+def _no_trailing_slash(root):
+    # orzih/mkdocs-with-pdf#21: a chapter's address without its trailing slash resolved on the site only.
+    line = append(root / BETA, "\nSee [alpha](../alpha#summary).\n")
+    return (
+        f"{BETA}:{line + 1}: broken link: '../alpha#summary' is a chapter's address without its trailing slash; "
+        "link to its .md file: 'alpha.md#summary'"
+    )
+
+
+def _snippet_section(root):
+    # facelessuser/pymdown-extensions#1946: a missing section printed nothing.
+    (root / "scripts" / "hello.sh").write_text("# --8<-- [start:greet]\necho hi\n# --8<-- [end:greet]\n")
+    line = append(
+        root / BETA, '\n```bash\n--8<-- "scripts/hello.sh:greet"\n```\n\n```bash\n--8<-- "scripts/hello.sh:bye"\n```\n'
+    )
+    return (
+        f"{BETA}:{line + 6}: missing snippet section: 'scripts/hello.sh' has no section 'bye'; mark it with "
+        "'--8<-- [start:bye]' and '--8<-- [end:bye]'"
+    )
+
+
 DEFECTS = [
+    _absolute_image,
+    _absolute_link,
+    _no_trailing_slash,
+    _snippet_section,
     _outside,
     _same_anchor,
     _missing_image,

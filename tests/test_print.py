@@ -380,6 +380,24 @@ def test_footnote_links_with_a_punctuation_label_resolve_in_pdf_and_epub(pdf, ep
     assert f'href="{REPORTS}.xhtml#{note}"' in chapter and f'id="{note}"' in chapter and "@#$%" not in chapter
 
 
+def test_a_figure_written_in_html_in_a_subfolder_prints_its_image_in_every_edition(print_site, pdf, epub, tmp_path):
+    # timvink/mkdocs-print-site-plugin#69: an image inside <figure markdown> on a page in a subfolder was missing
+    # from the print page while the site showed it.
+    require(shutil.which("pdftoppm") is not None, "pdftoppm is not installed (apt-get install poppler-utils)")
+    site = (print_site / "part" / "reports" / "index.html").read_text(encoding="utf-8")
+    src = re.search(r'<img alt="Figure in a subfolder" src="([^"]+)"', site).group(1)
+    assert (print_site / "part" / "reports" / src).resolve().is_file()
+    pages = chapter_pages(print_site, pdf, REPORTS)
+    first, last = str(pages[0] + 1), str(pages[-1] + 1)
+    subprocess.run(["pdftoppm", "-png", "-r", "24", "-f", first, "-l", last, str(pdf), str(tmp_path / "f")], check=True)
+    [(w, h)] = _reports_boxes(sorted(tmp_path.glob("f*.png")), (0xEF, 0x6C, 0x00))
+    assert abs(w - 180) <= 6 and abs(w / h - 2) < 0.3  # 240 CSS px wide, its 2:1 ratio kept
+    assert "Caption of the figure in HTML." in reports_text(print_site, pdf)
+    chapter = epub[f"EPUB/{REPORTS}.xhtml"].decode()
+    img = re.search(r'<img alt="Figure in a subfolder" src="([^"]+)"', chapter).group(1)
+    assert f"EPUB/{img}" in epub and "<figcaption>Caption of the figure in HTML.</figcaption>" in chapter
+
+
 def test_no_page_of_the_pdf_is_blank(pdf):
     # zhaoterryy/mkdocs-pdf-export-plugin#89: an empty page before the content.
     assert [i for i, text in enumerate(page_texts(pdf)) if not text.strip()] == []

@@ -193,3 +193,66 @@ def spec_table_first_cells(root, source):
         table = spectable.render(data, name, [n for n in only if n] or None)
         cells += [line.split(" | ")[0].removeprefix("| ") for line in table[2:] if line.startswith("| ")]
     return cells
+
+
+def _data_counts() -> tuple[list[str], list[tuple[str, str]]]:
+    """(every problem id in book/data/problems/, every runbook entry's (id, title)) from the YAML itself."""
+    import yaml
+
+    problems = [
+        p["id"]
+        for f in sorted((ROOT / "book" / "data" / "problems").glob("*.yaml"))
+        for p in yaml.safe_load(f.read_text())
+    ]
+    entries = yaml.safe_load((ROOT / "book" / "data" / "runbook.yaml").read_text())["entries"]
+    return problems, [(e["id"], e["title"]) for e in entries]
+
+
+def test_every_problem_and_runbook_entry_reaches_all_three_editions(real_site):
+    """Each problem (with its answer) and each runbook symptom is in the site, the PDF and the EPUB.
+
+    Counted from the data, not from the output: a problem file or runbook entry that a page stops rendering,
+    or an edition that drops answers, makes one of the counts fall short.
+    """
+    from lxml import html as lhtml
+
+    from inspect_outputs import epub_files
+
+    problem_ids, runbook_entries = _data_counts()
+    assert len(problem_ids) >= 80 and len(runbook_entries) >= 60, (len(problem_ids), len(runbook_entries))
+    wanted_problems = {f"problem-{p}" for p in problem_ids}
+    wanted_answers = {f"answer-{p}" for p in problem_ids}
+    wanted_runbook = {i for i, _ in runbook_entries}
+
+    site_ids, answers_shown = set(), 0
+    for page in real_site.rglob("*.html"):
+        if "downloads" in page.parts:
+            continue
+        text = page.read_text(encoding="utf-8")
+        if "problem-" not in text and "runbook" not in page.as_posix():
+            continue
+        root = lhtml.fromstring(text)
+        site_ids |= {h.get("id") for h in root.iter("h3") if h.get("id")}
+        answers_shown += sum("Answer to problem" in (s.text_content() or "") for s in root.iter("summary"))
+    assert wanted_problems <= site_ids and wanted_runbook <= site_ids, sorted(
+        (wanted_problems | wanted_runbook) - site_ids
+    )[:5]
+    assert answers_shown == len(problem_ids)
+    # The site search finds every runbook symptom (Material indexes each h3 as its own section).
+    import json
+
+    index = json.loads((real_site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    located = {d["location"].rsplit("#", 1)[-1] for d in index["docs"] if d["location"].startswith("runbook/#")}
+    assert wanted_runbook <= located, sorted(wanted_runbook - located)[:5]
+
+    epub_ids = set()
+    for name, data in epub_files(real_site / "downloads" / "ml-engineering-book.epub").items():
+        if name.endswith(".xhtml"):
+            epub_ids |= set(re.findall(r'\bid="([^"]+)"', data.decode("utf-8")))
+    missing = sorted((wanted_problems | wanted_answers | wanted_runbook) - epub_ids)
+    assert missing == [], missing[:5]
+
+    _, destinations = pdf_internal_links(real_site / "downloads" / "ml-engineering-book.pdf")
+    names = {d.rsplit("--", 1)[-1].lstrip("/").rsplit("#", 1)[-1] for d in destinations}
+    missing = sorted((wanted_problems | wanted_answers | wanted_runbook) - names)
+    assert missing == [], missing[:5]

@@ -390,7 +390,7 @@ def test_gpu_smoke_runs_the_cpu_path_and_lists_what_it_skipped():
     lines = proc.stdout.splitlines()
     assert not [line for line in lines if line.startswith("FAIL")], proc.stdout
     ok = [line.split()[1] for line in lines if line.startswith("ok ")]
-    assert len(ok) == 12 and "compute/matmul_flops.py" in ok and "network/collective_bench.py" in ok, proc.stdout
+    assert len(ok) == 15 and "compute/matmul_flops.py" in ok and "network/collective_bench.py" in ok, proc.stdout
     (skipped,) = [line for line in lines if line.startswith("# skipped CUDA paths")]
     for path in (
         "compute/matmul_flops.py [fp8]",
@@ -399,7 +399,7 @@ def test_gpu_smoke_runs_the_cpu_path_and_lists_what_it_skipped():
     ):
         assert path in skipped, skipped
     assert sum(line.startswith("# not run here: ") for line in lines) == 5, proc.stdout
-    assert lines[-1].startswith("# gpu_smoke: 12 ok, 0 failed, 15 CUDA paths skipped"), lines[-1]
+    assert lines[-1].startswith("# gpu_smoke: 15 ok, 0 failed, 18 CUDA paths skipped"), lines[-1]
 
 
 def test_gpu_smoke_gpu_command_lines_parse():
@@ -408,8 +408,8 @@ def test_gpu_smoke_gpu_command_lines_parse():
     proc = run(["bash", GPU_SMOKE, "--dry-run", "--gpu"], PYTHON=sys.executable)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     commands = [line for line in proc.stdout.splitlines() if line.startswith("args ok ")]
-    assert len(commands) == 15, proc.stdout
-    assert all(("cuda" in c or "nccl" in c or "numa_bind" in c) for c in commands), proc.stdout
+    assert len(commands) == 18, proc.stdout
+    assert all(("cuda" in c or "nccl" in c or "numa_bind" in c or "env_record" in c) for c in commands), proc.stdout
 
 
 def test_gpu_smoke_dry_run_catches_a_bad_command_line(tmp_path: Path):

@@ -41,9 +41,13 @@ def test_a_tiny_run_repeats_the_first_steps_of_the_committed_curves(tmp_path):
     assert runs["healthy"]["loss"][0] == runs["lr-too-high"]["loss"][0] == pytest.approx(4.38, abs=0.01)
     # The committed data were made by the same code: its runs start with the same steps.
     book = {r["name"]: r for r in json.loads(COMMITTED.read_text())["runs"]}
+    # A diverging run amplifies rounding: another CPU's kernels (other SIMD width, other summation order)
+    # change its loss by 1e-4 at step 3 and by 2x at step 11, so only its first steps are compared.
     for name, run in runs.items():
-        assert run["loss"] == pytest.approx(book[name]["loss"][:STEPS], abs=2e-3), name
+        n = STEPS if name == "healthy" else 4
+        assert run["loss"][:n] == pytest.approx(book[name]["loss"][:n], abs=2e-3), name
         assert run["settings"] == book[name]["settings"]
+    assert max(runs["lr-too-high"]["loss"]) > 3 * runs["lr-too-high"]["loss"][0]  # it still diverges
     assert "healthy" in proc.stdout and "lr-too-high" in proc.stdout
 
 

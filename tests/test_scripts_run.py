@@ -293,12 +293,14 @@ def test_nccl_on_torch_without_device_id_is_a_clear_error(capsys, monkeypatch):
             assert code == want, f"{path.name} with {fake.__name__}: exit {code}: {err}"
             if want == 2:
                 assert "needs PyTorch 2.3 or newer" in err and "pytorch/pytorch#114916" in err, err
+                assert "releases/tag/v2.3.0" in err, err  # the release note, not only the PR
                 assert f"this is torch {torch.__version__}" in err, err
             else:  # the 2.3 signature: device_id is passed, and a failing init is one clear line
                 assert calls.pop() == torch.device("cuda", 0)
                 assert "init_process_group failed: stopped by the test" in err, err
         help_text = run([sys.executable, str(path), "--help"]).stdout
         assert "needs PyTorch 2.3 or newer" in help_text and "#114916" in help_text, help_text
+        assert "releases/tag/v2.3.0" in help_text, help_text
 
 
 # --------------------------------------------------------------------------- matmul_flops

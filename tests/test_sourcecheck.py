@@ -87,3 +87,32 @@ def test_an_emoji_shortcode_glued_to_words_is_reported_and_code_or_a_spaced_emoj
 
 def test_an_unclosed_fence_is_reported_once_although_two_checks_walk_the_fences():
     assert len(messages("# T\n\n```python\nx = 1\n")) == 1
+
+
+def test_snippet_sections_line_ranges_and_nested_includes_are_checked(tmp_path):
+    # facelessuser/pymdown-extensions#1946: a missing section printed nothing; a file with ':section' or ':2:3'
+    # after it was reported missing although it existed. #1682: a missing file included by an included file.
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "s.py").write_text("a = 1\n# --8<-- [start:body]\nb = 2\n# --8<-- [end:body]\n")
+    (tmp_path / "scripts" / "outer.md").write_text('Text.\n\n--8<-- "scripts/inner.md"\n')
+    fence = '```python\n--8<-- "{}"\n```\n'
+    ok = "# T\n\n" + fence.format("scripts/s.py:body") + fence.format("scripts/s.py:2:3")
+    assert messages(ok, root=tmp_path) == []
+    assert messages("# T\n\n" + fence.format("scripts/s.py:nobody"), root=tmp_path) == [
+        "book/x.md:4: missing snippet section: 'scripts/s.py' has no section 'nobody'; mark it with "
+        "'--8<-- [start:nobody]' and '--8<-- [end:nobody]'"
+    ]
+    assert messages("# T\n\n" + fence.format("scripts/s.py:9:12"), root=tmp_path) == [
+        "book/x.md:4: missing snippet lines: 'scripts/s.py' has 4 lines; line 9 of 'scripts/s.py:9:12' is past its end"
+    ]
+    assert messages('# T\n\n--8<-- "scripts/outer.md"\n', root=tmp_path) == [
+        "book/x.md:3: missing snippet: included by 'scripts/outer.md': 'scripts/inner.md' does not exist; paths are "
+        "relative to the repository root"
+    ]
+
+
+def test_a_script_included_by_section_links_to_the_script_file():
+    from mlbook.markdown.scriptlinks import add_download_links
+
+    out = add_download_links('```python\n--8<-- "scripts/s.py:body"\n```\n', "part/x.md")
+    assert "Download [`s.py`](../scripts/s.py) (the tested file)." in out

@@ -59,8 +59,9 @@ Output
 Requirements
     Python 3.9+, PyTorch with torch.distributed (NCCL for GPUs, Gloo for CPUs); --backend nccl needs
     PyTorch 2.3 or newer (init_process_group(device_id=...), added by pytorch/pytorch#114916 and first
-    released in 2.3.0), checked at start.  Launch with torchrun (reads RANK, WORLD_SIZE, LOCAL_RANK,
-    MASTER_ADDR, MASTER_PORT); run without torchrun it uses a single process (n = 1).
+    released in 2.3.0; release notes: https://github.com/pytorch/pytorch/releases/tag/v2.3.0), checked
+    at start.  Launch with torchrun (reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT); run
+    without torchrun it uses a single process (n = 1).
 
 Exit codes
     0 success, 1 runtime failure of a collective or a wrong result under --check, 2 usage error (bad
@@ -90,7 +91,8 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 MIN_TORCH_NCCL = "2.3"
 TORCH_NOTE = (
     f"--backend nccl needs PyTorch {MIN_TORCH_NCCL} or newer: it passes device_id to init_process_group, "
-    "which first shipped in PyTorch 2.3.0 (pytorch/pytorch#114916)"
+    "which first shipped in PyTorch 2.3.0 (pytorch/pytorch#114916; "
+    "https://github.com/pytorch/pytorch/releases/tag/v2.3.0)"
 )
 
 

@@ -61,6 +61,10 @@ def check_site(
                 _check_href(book, chapter, a.get("href"), site_dir, idsets, text, reporter, coming)
                 _check_outside(chapter, a.get("href"), text, reporter, outside, referenced, "link")
         for img in art.iter("img"):
+            if _root_relative(img.get("src") or ""):
+                src = img.get("src")
+                _absolute_path(book, chapter, src, links.resolve(chapter.url, src), text, reporter, "image")
+                continue
             _check_image(chapter, img, site_dir, text, reporter)
             _check_outside(chapter, img.get("src") or "", text, reporter, outside, referenced, "image")
         for el, attr, url in _resources(art):
@@ -239,11 +243,40 @@ def _report(reporter: Reporter, chapter: Chapter, text: str, needles: list[str],
     reporter.report(chapter.source, _locate(chapter, text, needles), kind, detail)
 
 
+def _root_relative(url: str) -> bool:
+    """Whether url is written from the site's root ('/img/x.png'): MkDocs leaves such a path as it is."""
+    return url.startswith("/") and not url.startswith("//")
+
+
+def _absolute_path(book, chapter, url: str, target, text: str, reporter: Reporter, ref: str) -> None:
+    """Report a path written from the site's root (zhaoterryy/mkdocs-pdf-export-plugin#92).
+
+    It resolves only when the site is served from the root of its host: under a project path (GitHub Pages) or
+    opened from disk, the page's link or image is broken, though the PDF and the EPUB resolve it.
+    """
+    page = book.by_url().get(target.url) if target.kind == "page" else None
+    dest = page.src_uri if page else target.url
+    suggestion = posixpath.relpath(dest, posixpath.dirname(chapter.src_uri) or ".") if dest else ""
+    if suggestion and target.fragment:
+        suggestion += f"#{target.fragment}"
+    line = _locate(chapter, text, [url, posixpath.basename(url.split("#")[0].rstrip("/"))], ref)
+    reporter.report(
+        chapter.source,
+        line,
+        "absolute path",
+        f"'{url}' is written from the site's root and breaks when the site is served under a path or opened "
+        f"from disk; write it relative to the chapter" + (f": '{suggestion}'" if suggestion else ""),
+    )
+
+
 def _check_href(book, chapter, href, site_dir, idsets, text, reporter, coming) -> None:
     target = links.resolve(chapter.url, href)
     frag_needle = f"#{target.fragment}" if target.fragment else ""
     needles = [f"]({href}", href, frag_needle, posixpath.basename(href.split("#")[0].rstrip("/"))]
     if target.kind == "external":
+        return
+    if _root_relative(href):
+        _absolute_path(book, chapter, href, target, text, reporter, "link")
         return
     if target.kind == "bad":
         _report(
@@ -275,6 +308,21 @@ def _check_href(book, chapter, href, site_dir, idsets, text, reporter, coming) -
             needles,
             "broken link",
             f"'{href}' points to a page that does not exist; link to an existing chapter's .md file",
+        )
+        return
+    if target.kind == "file" and target.url + "/" in by_url and not (site_dir / target.url).is_file():
+        # orzih/mkdocs-with-pdf#21: a chapter's address without its trailing slash resolved on the site (the
+        # server redirects) but in no edition that has no server; MkDocs rewrites only links to .md files.
+        dest = by_url[target.url + "/"]
+        suggestion = posixpath.relpath(dest.src_uri, posixpath.dirname(chapter.src_uri) or ".")
+        suggestion += f"#{target.fragment}" if target.fragment else ""
+        _report(
+            reporter,
+            chapter,
+            text,
+            needles,
+            "broken link",
+            f"'{href}' is a chapter's address without its trailing slash; link to its .md file: '{suggestion}'",
         )
         return
     if target.kind == "file":

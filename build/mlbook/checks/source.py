@@ -19,7 +19,11 @@ HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+\S")
 # Characters XML 1.0 (so XHTML and the EPUB) cannot hold, and HTML calls parse errors: C0 controls but tab and
 # newlines, DEL, and the two noncharacters U+FFFE/U+FFFF.
 CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
-SNIPPET = re.compile(r'^\s*--8<--\s+"(?P<path>[^"]+)"\s*$')
+SNIPPET = re.compile(r"""^\s*-+8<-+\s+(?P<q>["'])(?P<path>.+?)(?P=q)\s*$""")
+# What follows a snippet's file, as pymdownx.snippets reads it: ':name' (a section) or ':3:5,8:' (line ranges).
+SNIPPET_TARGET = re.compile(
+    r"^(?P<file>.*?)(?::(?P<section>[A-Za-z][-_0-9A-Za-z]*)|(?P<lines>(?::-?[0-9]*){1,2}(?:,-?[0-9]*(?::-?[0-9]*)?)*))?$"
+)
 CODE_SPAN = re.compile(r"(`+).+?\1")
 # A shortcode with a letter or digit right before or after it: prose like 'domain:bus:device', where the emoji
 # extension draws ':bus:' as a bus. A shortcode meant as an emoji stands apart from the words around it.
@@ -162,12 +166,56 @@ def _headings(lines: list[str], start: int, source: str, reporter: Reporter) -> 
 
 
 def _snippets(lines: list[str], source: str, root: Path, reporter: Reporter) -> None:
+    """Report an included file, section or line that is not there, following includes inside included files.
+
+    The plugin turns pymdownx.snippets' own check off (its error is a traceback without the chapter's line), so
+    everything that check did is done here: a file written with ':section' or ':3:5' after it is the file, not a
+    missing 'file:section' (pymdown-extensions#1946: a missing section printed nothing, silently), and a missing
+    file included by an included file is reported at the chapter's line that led to it (#1682).
+    """
     for i, line in enumerate(lines):
         match = SNIPPET.match(line)
-        if match and not (Path(root) / match["path"]).is_file():
-            reporter.report(
-                source,
-                i + 1,
-                "missing snippet",
-                f"'{match['path']}' does not exist; paths are relative to the repository root",
-            )
+        if match and not match["path"].startswith(";"):
+            problem = _snippet_problem(match["path"], Path(root), set())
+            if problem:
+                reporter.report(source, i + 1, *problem)
+
+
+def _snippet_problem(path: str, root: Path, seen: set[Path]) -> tuple[str, str] | None:
+    """(kind, detail) of what is wrong with one include, or None; includes in the included file are followed."""
+    target = SNIPPET_TARGET.match(path)
+    name, section, spans = target["file"], target["section"], target["lines"]
+    if name.lower().startswith(("http://", "https://")):
+        return None  # the build never fetches; the URL stays as written
+    file = root / name
+    if not file.is_file():
+        return "missing snippet", f"'{name}' does not exist; paths are relative to the repository root"
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return "missing snippet", f"'{name}' cannot be read as UTF-8 text"
+    body = text.split("\n")
+    if section and not re.search(rf"-+8<-+\s+\[\s*start\s*:\s*{re.escape(section)}\s*\]", text, re.I):
+        return (
+            "missing snippet section",
+            f"'{name}' has no section '{section}'; "
+            f"mark it with '--8<-- [start:{section}]' and '--8<-- [end:{section}]'",
+        )
+    if spans:
+        for span in spans.lstrip(":").split(","):
+            first = span.split(":")[0]
+            if first.isdigit() and int(first) > len(text.splitlines()):
+                return (
+                    "missing snippet lines",
+                    f"'{name}' has {len(text.splitlines())} lines; line {first} of '{path}' is past its end",
+                )
+    if file.resolve() in seen:
+        return None
+    seen = seen | {file.resolve()}
+    for line in body:
+        match = SNIPPET.match(line)
+        if match and not match["path"].startswith(";"):
+            inner = _snippet_problem(match["path"], root, seen)
+            if inner:
+                return inner[0], f"included by '{name}': {inner[1]}"
+    return None

@@ -5,6 +5,8 @@ from __future__ import annotations
 import posixpath
 import re
 
+from ..checks.source import SNIPPET_TARGET
+
 SNIPPET = re.compile(r'^(?P<indent>\s*)--8<--\s+"(?P<path>scripts/[^"]+)"\s*$')
 FENCE = re.compile(r"^(?P<indent>\s*)(```|~~~)")
 
@@ -19,7 +21,7 @@ def add_download_links(markdown: str, src_uri: str) -> str:
         start = next((j for j in range(i - 1, -1, -1) if FENCE.match(lines[j])), None)
         if start is None:
             continue
-        path = match["path"]
+        path = SNIPPET_TARGET.match(match["path"])["file"]  # 'scripts/x.py:section' links to scripts/x.py
         href = posixpath.relpath(path, posixpath.dirname(src_uri) or ".")
         indent = FENCE.match(lines[start])["indent"]
         lines[start:start] = [
