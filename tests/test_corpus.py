@@ -55,6 +55,7 @@ markdown_extensions:
   - tables
   - toc:
       permalink: true
+  - pymdownx.snippets
 plugins:
   - mlbook:
       enabled: !ENV [MLBOOK_OUTPUTS, true]
@@ -169,6 +170,41 @@ def case_odd_file_names_in_a_folder_with_a_space_and_a_readme_index(c: Corpus):
             assert (site / "odd names" / name.removesuffix(".md") / "index.html").is_file(), name
         names = [n for n in epub_files(site / "downloads/ml-engineering-book.epub") if n.endswith(".xhtml")]
         assert all(re.fullmatch(r"EPUB/[a-z0-9_-]+\.xhtml", n) for n in names), names
+
+    return check
+
+
+ODD_DIRS = ["dir a:b", "dir c#d", "dir e%f", "dir g&h"]
+
+
+def _quoted(path: str) -> str:
+    return path.replace("%", "%25").replace("#", "%23").replace(" ", "%20").replace(":", "%3A")
+
+
+@case("valid")
+def case_chapters_in_folders_named_with_a_colon_hash_percent_ampersand_and_space(c: Corpus):
+    c.write("odd dirs/index.md", "# Odd folders\n\n" + "".join(f"- [{d}]({_quoted(d)}/page.md)\n" for d in ODD_DIRS))
+    for d in ODD_DIRS:
+        c.write(f"odd dirs/{d}/page.md", f"# In {d}\n\nBack to [the part](../index.md).\n\n## Section of {d}\n")
+    c.nav += ['  - "Part F: Odd folders":', '      - "odd dirs/index.md"']
+    c.nav += [f'      - "In {d}": "odd dirs/{d}/page.md"' for d in ODD_DIRS]
+
+    def check(site, out):
+        index = (site / "odd dirs/index.html").read_text(encoding="utf-8")
+        hrefs = sorted(set(re.findall(r'<a href="([^"]*page/)"', index)))  # the text and the menu
+        assert len(hrefs) == len(ODD_DIRS), hrefs
+        for href in hrefs:  # each link resolves to the built page
+            assert (site / "odd dirs" / unquote(href) / "index.html").is_file(), href
+        files = epub_files(site / "downloads/ml-engineering-book.epub")
+        names = [n for n in files if n.endswith(".xhtml")]
+        assert all(re.fullmatch(r"EPUB/[a-z0-9_-]+\.xhtml", n) for n in names), names
+        [part] = [v.decode() for n, v in files.items() if n in names and b"Odd folders</h1>" in v]
+        targets = re.findall(r'href="([^"#]+\.xhtml)(?:#[^"]*)?"', part)
+        assert len(targets) >= len(ODD_DIRS) and all(f"EPUB/{t}" in files for t in targets), targets
+        titles = [t for _, t in Book.load(site).outline()]
+        assert all(any(t.endswith(f"In {d}") for t in titles) for d in ODD_DIRS), titles
+        text = pdf_text(site / "downloads/ml-engineering-book.pdf")
+        assert all(f"Section of {d}" in text for d in ODD_DIRS)
 
     return check
 
@@ -395,6 +431,19 @@ def case_every_outside_reference_of_a_chapter_is_named(c: Corpus):
         f"{where}:11: remote resource: 'https://example.org/bg.png' (p style)",
         f"{where}:13: link outside the book: 'file:///etc/hostname'",
         f"{where}:13: remote resource: 'https://example.org/a.png' (source srcset)",
+    ]
+
+
+@case("defects")
+def case_a_file_missing_inside_an_included_file(c: Corpus):
+    # facelessuser/pymdown-extensions#1682: snippets runs with check_paths off, and dropped this without a word.
+    (c.root / "snips").mkdir()
+    (c.root / "snips/outer.md").write_text('Shared text.\n\n--8<-- "snips/not-there.md"\n')
+    c.write("defects/nested.md", '# Nested include\n\nBefore.\n\n--8<-- "snips/outer.md"\n\nAfter.\n')
+    c.nav += ["      - Nested include: defects/nested.md"]
+    return [
+        "book/defects/nested.md:5: missing snippet: included by 'snips/outer.md': 'snips/not-there.md' does not "
+        "exist; paths are relative to the repository root"
     ]
 
 

@@ -87,6 +87,58 @@ def test_tex_that_cannot_be_drawn_is_reported_at_its_line(tmp_path):
     assert "\\nosuchcommand" in diag.detail
 
 
+MERMAID_PAGE = """# X
+
+```mermaid
+graph LR
+  A[Fine] --> B[Drawn]
+```
+
+- In a list:
+
+    ```mermaid
+    graph LR
+      A[Unclosed --> B
+    ```
+"""
+
+
+def test_a_diagram_mermaid_cannot_draw_is_reported_at_its_own_fence(tmp_path):
+    # Both diagrams begin 'graph LR': the failure is named at the second fence, not at the first that looks alike,
+    # and without Mermaid's own line number (it counts its input's lines: 'line 4' for this diagram's second).
+    page = (
+        '<h1>X</h1><pre class="mermaid"><code>graph LR\n  A[Fine] --&gt; B[Drawn]\n</code></pre>'
+        '<ul><li><p>In a list:</p><pre class="mermaid"><code>graph LR\n  A[Unclosed --&gt; B\n</code></pre></li></ul>'
+    )
+    reporter = Reporter(logging.getLogger("test-print-units"))
+    out = drawings.prepare_page(page, "part/x/", MERMAID_PAGE, "book/part/x.md", tmp_path, None, reporter)
+    assert [str(d) for d in reporter.seen] == [
+        "book/part/x.md:10: diagram failed: Mermaid could not draw this diagram: parse error after 'A[Unclosed --> B'"
+    ]
+    assert out.count('<figure class="diagram"') == 1 and out.count('<pre class="mermaid">') == 1
+
+
+def test_a_failed_diagram_fails_the_build_and_keeps_the_previous_site(tmp_path):
+    from conftest import build_site
+
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book/index.md").write_text(MERMAID_PAGE)
+    (tmp_path / "mkdocs.yml").write_text(
+        f"site_name: M\ndocs_dir: book\ntheme:\n  name: material\n  custom_dir: {ROOT / 'build/mlbook/theme'}\n"
+        "  font: false\nmarkdown_extensions:\n  - pymdownx.superfences:\n      custom_fences:\n"
+        "        - name: mermaid\n          class: mermaid\n"
+        "          format: !!python/name:pymdownx.superfences.fence_code_format\n"
+        "plugins:\n  - mlbook:\n      enabled: !ENV [MLBOOK_OUTPUTS, true]\nnav:\n  - Home: index.md\n"
+    )
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site/index.html").write_text("previous site")
+    result = build_site(tmp_path, tmp_path / "site", env={"MLBOOK_OUTPUTS": "false"}, timeout=120)
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, out
+    assert "book/index.md:10: diagram failed: Mermaid could not draw this diagram: parse error after" in out, out
+    assert "Traceback" not in out and (tmp_path / "site/index.html").read_text() == "previous site"
+
+
 def test_tex_becomes_mathml_with_its_source_kept_and_draws_for_print():
     page, errors = tex.page_to_mathml('<p><span class="arithmatex">\\(\\frac{S}{B}\\)</span></p>')
     assert errors == [] and "<math" in page and 'alttext="\\frac{S}{B}"' in page

@@ -44,14 +44,27 @@ def draw(source: str, cache_dir: Path | None) -> str:
     try:
         svg = mermaidx.render(source, config=CONFIG).svg()
     except RuntimeError as exc:
-        lines = [ln for ln in str(exc).removeprefix("Mermaid rendering failed: ").splitlines() if ln.strip()]
-        raise DiagramError(" ".join(lines[:2])[:300]) from exc
+        raise DiagramError(_message(str(exc))) from exc
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(".tmp")
         tmp.write_text(svg, encoding="utf-8")
         tmp.replace(cached)
     return svg
+
+
+def _message(error: str) -> str:
+    """Mermaid's error in one line, without Mermaid's line number, which the diagnostic does not use.
+
+    Mermaid counts the lines of its own input (a flowchart's error on the diagram's second line says 'line 4'), so
+    the diagnostic names the fence's line instead. A parse error becomes "parse error after '<the text before
+    the error>'"; any other error keeps its first two lines.
+    """
+    lines = [ln for ln in error.removeprefix("Mermaid rendering failed: ").splitlines() if ln.strip()]
+    if len(lines) >= 3 and re.match(r"(Error: )?Parse error on line \d+:$", lines[0]) and lines[2].endswith("^"):
+        before = lines[1][: len(lines[2]) - 1].removeprefix("...").strip()
+        return f"parse error after '{before}'"[:300]
+    return " ".join(lines[:2])[:300]
 
 
 def page_diagrams(page_html: str, cache_dir: Path | None) -> tuple[str, list[tuple[str, str]]]:
