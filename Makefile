@@ -13,7 +13,7 @@ export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help book html pdf epub dist serve lint test test-blocks test-fast coverage bench gpu-smoke check-links-external clean setup
+.PHONY: help book html pdf epub dist serve lint test test-blocks test-fast coverage bench split-rows gpu-smoke check-links-external clean setup
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -84,6 +84,9 @@ check-links-external: $(VENV)/.test ## Check every http(s) link in book/ (needs 
 
 bench: $(VENV)/.test ## Speed and memory of each build stage vs baselines (real + synthetic books; several minutes)
 	$(PY) -m mlbook.tools.bench
+
+split-rows: $(VENV)/.test ## Lay out the built site's tables as the PDF does; list rows split across pages (~1.5 min)
+	$(PY) -m mlbook.tools.split_rows site
 
 clean: ## Remove build outputs and caches (site/, .cache/), nothing else
 	rm -rf -- site .site.old .site.staging .cache dist .dist.staging

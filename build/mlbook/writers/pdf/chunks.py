@@ -71,21 +71,27 @@ def render_all(pool, jobs: list[tuple], cache: ChunkCache) -> list[Rendered]:
     return results
 
 
-def write_chunked(book: Book, options: Options, site_dir: Path, out: Path, workers: int) -> tuple[bytes, int]:
-    """Render the book in parallel and return (PDF bytes, page count); raise ValueError on any problem."""
+def body_chunks(book: Book, options: Options, site_dir: Path, workers: int) -> tuple[list[str], str, str, list[str]]:
+    """The book's body as the chunk documents write_chunked renders: (HTML of each chunk, base URL, CSS, roots)."""
     site_dir = Path(site_dir).resolve()
     sections = body_sections(book, options, site_dir)
     total = sum(len(lhtml.tostring(s)) for s in sections)
     # Small chunks keep each worker's memory low (WeasyPrint holds a chunk's whole layout) and balance the load.
     groups = plan(sections, max(workers * 3, math.ceil(total / CHUNK_BYTES)))
     _link_across(groups)
-    base, roots, ident = site_dir.as_uri() + "/", [str(site_dir), str(STYLES)], options.identifier.encode()
-    epoch = options.epoch
-    css = pdf_css() + "\n" + CHUNK_CSS
+    base, roots = site_dir.as_uri() + "/", [str(site_dir), str(STYLES)]
+    return [html_document(g, options) for g in groups], base, pdf_css() + "\n" + CHUNK_CSS, roots
+
+
+def write_chunked(book: Book, options: Options, site_dir: Path, out: Path, workers: int) -> tuple[bytes, int]:
+    """Render the book in parallel and return (PDF bytes, page count); raise ValueError on any problem."""
+    site_dir = Path(site_dir).resolve()
+    ident, epoch = options.identifier.encode(), options.epoch
+    body, base, css, roots = body_chunks(book, options, site_dir, workers)
     jobs = [(front_html(book, options, None), base, css, roots, ident, epoch)]
-    jobs += [(html_document(g, options), base, css, roots, ident, epoch) for g in groups]
+    jobs += [(source, base, css, roots, ident, epoch) for source in body]
     # The parsed book is no longer needed: free it before the workers start, so the parent stays small.
-    del sections, groups
+    del body
     gc.collect()
     cache = ChunkCache(options.cache_dir)
     ctx = multiprocessing.get_context("forkserver")
