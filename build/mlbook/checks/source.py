@@ -194,7 +194,7 @@ def _snippet_problem(path: str, root: Path, seen: set[Path]) -> tuple[str, str] 
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return "missing snippet", f"'{name}' cannot be read as UTF-8 text"
-    body = text.split("\n")
+    body = text.splitlines()
     if section and not re.search(rf"-+8<-+\s+\[\s*start\s*:\s*{re.escape(section)}\s*\]", text, re.I):
         return (
             "missing snippet section",
@@ -204,10 +204,10 @@ def _snippet_problem(path: str, root: Path, seen: set[Path]) -> tuple[str, str] 
     if spans:
         for span in spans.lstrip(":").split(","):
             first = span.split(":")[0]
-            if first.isdigit() and int(first) > len(text.splitlines()):
+            if first.isdigit() and int(first) > len(body):
                 return (
                     "missing snippet lines",
-                    f"'{name}' has {len(text.splitlines())} lines; line {first} of '{path}' is past its end",
+                    f"'{name}' has {len(body)} lines; line {first} of '{path}' is past its end",
                 )
     if file.resolve() in seen:
         return None
